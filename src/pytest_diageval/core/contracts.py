@@ -1,0 +1,323 @@
+"""Every structure that crosses a boundary of the pipeline, as pydantic v2 models.
+
+Field names are exactly those of the seeds (``../shared/seeds``); ``004_…`` wins where
+it differs from ``000_…``. Models that a language model produces (executor contract,
+verifier output, plan) ignore unknown keys, so that a chatty model still parses, but
+validate every key they know. Models the code produces are strict (``extra="forbid"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "EVIDENCE_TOOLS",
+    "HELPER_TOOLS",
+    "CheckedBinding",
+    "Claim",
+    "ClaimType",
+    "EvidenceBinding",
+    "EvidenceLevel",
+    "EvidenceRef",
+    "EvidenceStatus",
+    "ExecutorContract",
+    "FactChecked",
+    "FactEvidenceRef",
+    "FactVerification",
+    "GatekeeperResult",
+    "Hypothesis",
+    "MissingInfo",
+    "ParseStatus",
+    "Plan",
+    "RecommendedAction",
+    "RetrievalDetails",
+    "RetryContext",
+    "RuleMessage",
+    "Severity",
+    "SupportLevel",
+    "ToolInvocation",
+    "ToolTraceSummaryItem",
+    "Verdict",
+    "VerifierInput",
+    "VerifierOutput",
+]
+
+EVIDENCE_TOOLS: tuple[str, ...] = ("query_metrics", "query_logs", "lookup_knowledge")
+"""Tools whose output can be cited as evidence; each call is one ``tool_invocation`` row."""
+HELPER_TOOLS: tuple[str, ...] = ("get_current_time",)
+"""Tools that help the executor but are never evidence and never recorded as rows."""
+
+ClaimType = Literal["observation", "negative_observation", "root_cause", "risk"]
+SupportLevel = Literal["direct", "indirect", "none"]
+EvidenceLevel = Literal["direct", "indirect", "none"]
+EvidenceStatus = Literal["supported", "no_evidence", "failed", "deduped"]
+Severity = Literal["none", "low_confid", "reject"]
+Verdict = Literal["PASS", "LOW_CONFID", "REJECT"]
+FactVerification = Literal["direct_evidence", "indirect_support", "no_evidence", "contradicted"]
+
+
+class _ModelOutput(BaseModel):
+    """Base of what a language model writes: unknown keys are ignored, known keys validated."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class _CodeOutput(BaseModel):
+    """Base of what the code writes: nothing unexpected may ride along."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# --------------------------------------------------------------------------- executor
+
+
+class EvidenceBinding(_ModelOutput):
+    """One citation: which invocation, where in its output, and the quoted text.
+
+    The newest design (``004_…``) cites ``source_invocation_id`` + ``raw_path``. The
+    older shape (``source_type``, ``source_id``, ``source_invocation_ids``) is accepted and
+    normalised: a one-element id list becomes ``source_invocation_id``. Nothing missing is
+    invented here; the gatekeeper grades what is missing.
+    """
+
+    tool_name: str | None = None
+    source_invocation_id: int | None = None
+    raw_path: str | None = None
+    evidence_excerpt: str | None = None
+    source_type: str | None = None
+    source_id: str | None = None
+    source_invocation_ids: list[int] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise_legacy_ids(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("source_invocation_id") is not None:
+            return data
+        legacy = data.get("source_invocation_ids")
+        if isinstance(legacy, list) and len(legacy) == 1:
+            data = {**data, "source_invocation_id": legacy[0]}
+        return data
+
+
+class Claim(_ModelOutput):
+    claim_id: str
+    claim_type: ClaimType
+    claim_text: str
+    # The 004 examples omit support_level: a claim is a confirmed finding, so it asserts
+    # direct support unless it says otherwise, and an empty binding list is then graded.
+    support_level: SupportLevel = "direct"
+    evidence_bindings: list[EvidenceBinding] = Field(default_factory=list)
+
+
+class Hypothesis(_ModelOutput):
+    hypothesis_id: str | None = None
+    hypothesis_text: str
+    basis_claim_ids: list[str] = Field(default_factory=list)
+    missing_info: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_plain_text(cls, data: Any) -> Any:
+        return {"hypothesis_text": data} if isinstance(data, str) else data
+
+
+class MissingInfo(_ModelOutput):
+    info_id: str | None = None
+    description: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_plain_text(cls, data: Any) -> Any:
+        return {"description": data} if isinstance(data, str) else data
+
+
+class RecommendedAction(_ModelOutput):
+    action_id: str | None = None
+    action_text: str
+    reason: str | None = None
+    evidence_bindings: list[EvidenceBinding] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_plain_text(cls, data: Any) -> Any:
+        return {"action_text": data} if isinstance(data, str) else data
+
+
+class ExecutorContract(_ModelOutput):
+    """The executor's evidence-attribution contract (its final message)."""
+
+    answer_version: str = "2"
+    diagnosis_summary: str = ""
+    claims: list[Claim]
+    hypotheses: list[Hypothesis] = Field(default_factory=list)
+    recommended_actions: list[RecommendedAction] = Field(default_factory=list)
+    missing_info: list[MissingInfo] = Field(default_factory=list)
+    user_facing_answer: str = ""
+
+
+class ParseStatus(_CodeOutput):
+    status: Literal["valid", "failed"]
+    detail: str
+
+
+class Plan(_ModelOutput):
+    """The planner's structured output."""
+
+    plan: str
+    steps: list[str] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- tool rows
+
+
+class EvidenceRef(_CodeOutput):
+    """A claim-addressable piece of one invocation's output, in ``retrieval_details``."""
+
+    raw_path: str
+    text: str
+
+
+class RetrievalDetails(_CodeOutput):
+    evidence_status: EvidenceStatus
+    # None means the row predates evidence refs (a legacy row); [] means none were usable.
+    evidence_refs: list[EvidenceRef] | None = None
+    total: int | None = None
+    retrieval_layer: str | None = None
+    l0_count: int | None = None
+    l1_count: int | None = None
+    relevance_level: str | None = None
+    dedup_reason: str | None = None
+    source_documents: list[str] | None = None
+
+
+class ToolInvocation(_CodeOutput):
+    """One persisted ``tool_invocation`` row."""
+
+    id: int
+    session_id: str
+    round: int
+    tool_name: str
+    input_params: dict[str, Any]
+    duration_ms: int
+    success: bool
+    error_message: str | None = None
+    output_preview: str | None = None
+    output_truncated: bool = False
+    retrieval_details: RetrievalDetails | None = None
+
+
+# --------------------------------------------------------------------------- gatekeeper
+
+
+class RuleMessage(_CodeOutput):
+    rule: str
+    message: str
+
+
+class CheckedBinding(_CodeOutput):
+    """One cited piece of evidence and what the gatekeeper found for it."""
+
+    claim_id: str | None = None
+    action_id: str | None = None
+    tool_name: str | None = None
+    source_invocation_id: int | None = None
+    raw_path: str | None = None
+    evidence_excerpt: str | None = None
+    status: Literal["pass", "fail"]
+    grade: Severity = "none"
+    matched_text: str | None = None
+    rule: str | None = None
+    message: str | None = None
+
+
+class GatekeeperResult(_CodeOutput):
+    status: Literal["pass", "fail"]
+    severity: Severity
+    checked_bindings: list[CheckedBinding] = Field(default_factory=list)
+    failed_rules: list[str] = Field(default_factory=list)
+    warnings: list[RuleMessage] = Field(default_factory=list)
+    errors: list[RuleMessage] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _pass_means_no_severity(self) -> GatekeeperResult:
+        if (self.status == "pass") != (self.severity == "none"):
+            raise ValueError("status=pass if and only if severity=none")
+        return self
+
+
+# --------------------------------------------------------------------------- verifier
+
+
+class FactEvidenceRef(_ModelOutput):
+    trace_ref: str
+    source_invocation_ids: list[int] = Field(default_factory=list)
+
+
+class FactChecked(_ModelOutput):
+    fact: str
+    is_critical: bool
+    verification: FactVerification
+    detail: str = ""
+    evidence_refs: list[FactEvidenceRef] = Field(default_factory=list)
+    claim_id: str | None = None
+
+
+class VerifierOutput(_ModelOutput):
+    verdict: Verdict
+    groundedness_score: float = Field(ge=0.0, le=1.0)
+    critical_fact_count: int = Field(ge=0)
+    facts_checked: list[FactChecked]
+    rationale: str
+
+
+class ToolTraceSummaryItem(_CodeOutput):
+    trace_ref: str
+    tool_name: str
+    source_invocation_ids: list[int]
+    success: bool
+    input_summary: str
+    output_summary: str
+    evidence_level: EvidenceLevel
+    invocation_count: int
+    no_hit_invocation_count: int
+    failed_invocation_count: int
+    deduped_invocation_count: int = 0
+    round: int = 1
+    query_samples: list[str] | None = None
+    retrieval_layers: list[str] | None = None
+    relevance_levels: list[str] | None = None
+    source_documents: list[str] | None = None
+
+
+class RetryContext(_CodeOutput):
+    """What the second round is told about the first (and nothing else)."""
+
+    round: int = 2
+    previous_verdict: Verdict
+    previous_groundedness_score: float
+    evidence_gaps: list[str] = Field(default_factory=list)
+    gatekeeper_failed_rules: list[str] = Field(default_factory=list)
+
+
+class VerifierInput(_CodeOutput):
+    """Exactly the explicit inputs of the verifier. ``extra="forbid"`` is the guarantee
+    that planner or executor intermediate reasoning can never ride along."""
+
+    original_query: str
+    executor_final_answer: str
+    executor_structured_output: ExecutorContract | None = None
+    executor_output_parse_status: ParseStatus
+    gatekeeper_result: GatekeeperResult
+    tool_trace_summary: list[ToolTraceSummaryItem]
+    retry_context: RetryContext | None = None
+
+    @model_validator(mode="after")
+    def _structured_only_when_parsed(self) -> VerifierInput:
+        parsed = self.executor_output_parse_status.status == "valid"
+        if parsed != (self.executor_structured_output is not None):
+            raise ValueError(
+                "executor_structured_output is present exactly when the parse status is valid"
+            )
+        return self
