@@ -1,0 +1,272 @@
+"""ChatService: one diagnosis, Planner → Executor → Gatekeeper → Verifier → answer.
+
+The model-driven agents do the talking; the deterministic core decides. Per round:
+
+1. the planner plans (a failure is recorded, not fatal);
+2. the executor collects evidence through the recorder and returns the contract;
+3. the gatekeeper checks every citation against the store;
+4. the trace summary is built from the persisted rows;
+5. the verifier labels facts; the code derives verdict and score;
+6. routing decides: answer now, or (LOW_CONFID < 0.5 in round 1 only) one more round.
+
+Everything is persisted as it happens: agent steps, tool rows, ``verifier_evaluation`` and
+``rule_evaluation``. An LLM that answers nothing usable ends the session as an error in the
+store: never an unhandled traceback, never a PASS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pytest_diageval.agents.executor import ExecutorBudget, ExecutorRun, run_executor
+from pytest_diageval.agents.llm import LLM, LLMUnavailable
+from pytest_diageval.agents.planner import PlannerRun, run_planner
+from pytest_diageval.agents.results import ChatResult, RoundResult, ToolCallSummary
+from pytest_diageval.agents.verifier import VerifierRun, run_verifier
+from pytest_diageval.core.audit import build_verifier_evaluation, persist_verifier_evaluation
+from pytest_diageval.core.contracts import GatekeeperResult, RetryContext, VerifierInput
+from pytest_diageval.core.gatekeeper import Gatekeeper, parse_failure_result
+from pytest_diageval.core.recorder import ToolInvocationRecorder
+from pytest_diageval.core.routing import build_retry_context, decide_route
+from pytest_diageval.core.rule_evaluation import EvaluationService
+from pytest_diageval.core.store import Store
+from pytest_diageval.core.templates import render_answer
+from pytest_diageval.core.tools import Toolbox
+from pytest_diageval.core.trace_summary import ToolTraceSummaryService
+from pytest_diageval.core.verdict import VerdictDecision, derive_verdict, fallback_decision
+from pytest_diageval.core.world import World
+
+__all__ = ["DEFAULT_SESSION_ID", "ChatService"]
+
+DEFAULT_SESSION_ID = "diag-1"
+
+
+@dataclass
+class _Session:
+    """What every step of one run needs."""
+
+    session_id: str
+    query: str
+    now: str
+    llm: LLM
+    recorder: ToolInvocationRecorder
+
+
+class ChatService:
+    """Runs whole diagnoses against one store (a fresh ``:memory:`` store by default)."""
+
+    def __init__(
+        self,
+        *,
+        store: Store | None = None,
+        budget: ExecutorBudget | None = None,
+        max_rounds: int = 2,
+    ) -> None:
+        self.store = store if store is not None else Store()
+        self.budget = budget if budget is not None else ExecutorBudget()
+        self.max_rounds = max_rounds
+
+    def run(
+        self, query: str, world: World, llm: LLM, *, session_id: str = DEFAULT_SESSION_ID
+    ) -> ChatResult:
+        now = world.now.isoformat()
+        self.store.create_session(session_id, query, now)
+        recorder = ToolInvocationRecorder(self.store, Toolbox(world), session_id)
+        session = _Session(session_id, query, now, llm, recorder)
+        rounds: list[RoundResult] = []
+        try:
+            self._run_rounds(session, rounds)
+        except LLMUnavailable as exc:
+            return self._fail(session, rounds, f"LLM unavailable: {exc}")
+        return self._complete(session, rounds)
+
+    # ------------------------------------------------------------------ rounds
+
+    def _run_rounds(self, session: _Session, rounds: list[RoundResult]) -> None:
+        retry_context: RetryContext | None = None
+        for round_number in range(1, self.max_rounds + 1):
+            result = self._run_round(session, round_number, retry_context)
+            rounds.append(result)
+            if result.route.action != "retry":
+                return
+            retry_context = build_retry_context(result.decision, result.gatekeeper)
+
+    def _run_round(
+        self, session: _Session, round_number: int, retry_context: RetryContext | None
+    ) -> RoundResult:
+        planner = run_planner(
+            session.llm, session.query, round=round_number, retry_context=retry_context
+        )
+        self._persist_planner(session, round_number, planner)
+        executor = run_executor(
+            session.llm,
+            session.recorder,
+            query=session.query,
+            round=round_number,
+            plan=planner.plan,
+            retry_context=retry_context,
+            budget=self.budget,
+        )
+        self._persist_executor(session, round_number, executor)
+        gatekeeper = self._gatekeep(session, executor)
+        summary = ToolTraceSummaryService(self.store).build(session.session_id)
+        verifier_input = VerifierInput(
+            original_query=session.query,
+            executor_final_answer=executor.final_answer,
+            executor_structured_output=executor.contract,
+            executor_output_parse_status=executor.parse_status,
+            gatekeeper_result=gatekeeper,
+            tool_trace_summary=summary,
+            retry_context=retry_context,
+        )
+        verifier = run_verifier(session.llm, verifier_input, round=round_number)
+        self._persist_verifier(session, round_number, verifier)
+        decision = self._decide(session, verifier, verifier_input)
+        route = decide_route(
+            decision,
+            round_number,
+            verifier_fallback=verifier.output is None,
+            max_rounds=self.max_rounds,
+        )
+        record = build_verifier_evaluation(
+            round=round_number,
+            verifier_output=verifier.output,
+            decision=decision,
+            gatekeeper=gatekeeper,
+            trace_summary=summary,
+            parse_status=executor.parse_status,
+            route=route,
+            fallback_reason=verifier.failure,
+        )
+        persist_verifier_evaluation(self.store, session.session_id, record)
+        EvaluationService(self.store).persist(session.session_id)
+        return RoundResult(
+            round=round_number,
+            retry_context=retry_context,
+            plan=planner.plan,
+            planner_error=planner.error,
+            executor_final_answer=executor.final_answer,
+            executor_contract=executor.contract,
+            parse_status=executor.parse_status,
+            tool_calls=[ToolCallSummary(**vars(call)) for call in executor.tool_calls],
+            executor_turns=executor.turns,
+            executor_budget_exhausted=executor.budget_exhausted,
+            gatekeeper=gatekeeper,
+            tool_trace_summary=summary,
+            verifier_output=verifier.output,
+            verifier_failure=verifier.failure,
+            decision=decision,
+            route=route,
+        )
+
+    def _gatekeep(self, session: _Session, executor: ExecutorRun) -> GatekeeperResult:
+        if executor.contract is None:
+            return parse_failure_result(executor.parse_status.detail)
+        return Gatekeeper(self.store).check(executor.contract, session.session_id)
+
+    def _decide(
+        self, session: _Session, verifier: VerifierRun, verifier_input: VerifierInput
+    ) -> VerdictDecision:
+        gatekeeper = verifier_input.gatekeeper_result
+        if verifier.output is None:
+            return fallback_decision(verifier.failure or "verifier gave no output", gatekeeper)
+        invocation_ids = [row.id for row in self.store.list_invocations(session.session_id)]
+        return derive_verdict(
+            verifier.output, gatekeeper, verifier_input.tool_trace_summary, invocation_ids
+        )
+
+    # ------------------------------------------------------------------ persistence
+
+    def _persist_planner(self, session: _Session, round_number: int, run: PlannerRun) -> None:
+        output = {"plan": None if run.plan is None else run.plan.model_dump(), "error": run.error}
+        self.store.add_agent_step(
+            session.session_id,
+            round=round_number,
+            agent="planner",
+            input={"messages": run.messages},
+            output=output,
+        )
+
+    def _persist_executor(self, session: _Session, round_number: int, run: ExecutorRun) -> None:
+        output = {
+            "final_answer": run.final_answer,
+            "parse_status": run.parse_status.model_dump(),
+            "tool_calls": [vars(call) for call in run.tool_calls],
+            "turns": run.turns,
+            "budget_exhausted": run.budget_exhausted,
+        }
+        self.store.add_agent_step(
+            session.session_id,
+            round=round_number,
+            agent="executor",
+            input={"query": session.query},
+            output=output,
+        )
+
+    def _persist_verifier(self, session: _Session, round_number: int, run: VerifierRun) -> None:
+        output = {
+            "verifier_output": None if run.output is None else run.output.model_dump(),
+            "failure": run.failure,
+        }
+        self.store.add_agent_step(
+            session.session_id,
+            round=round_number,
+            agent="verifier",
+            input={"messages": run.messages},
+            output=output,
+        )
+
+    # ------------------------------------------------------------------ endings
+
+    def _complete(self, session: _Session, rounds: list[RoundResult]) -> ChatResult:
+        last = rounds[-1]
+        answer = render_answer(
+            last.route,
+            decision=last.decision,
+            contract=last.executor_contract,
+            executor_final_answer=last.executor_final_answer,
+            gatekeeper=last.gatekeeper,
+        )
+        verdict = last.decision.derived_verdict
+        self.store.finish_session(
+            session.session_id,
+            status="completed",
+            now=session.now,
+            final_verdict=verdict,
+            final_answer=answer,
+        )
+        return self._result(session, rounds, status="completed", answer=answer)
+
+    def _fail(self, session: _Session, rounds: list[RoundResult], message: str) -> ChatResult:
+        self.store.finish_session(
+            session.session_id, status="error", now=session.now, error_message=message
+        )
+        return self._result(session, rounds, status="error", error=message)
+
+    def _result(
+        self,
+        session: _Session,
+        rounds: list[RoundResult],
+        *,
+        status: str,
+        answer: str = "",
+        error: str | None = None,
+    ) -> ChatResult:
+        stored = self.store.get_session(session.session_id)
+        last = rounds[-1] if rounds and status == "completed" else None
+        return ChatResult.model_validate(
+            {
+                "session_id": session.session_id,
+                "query": session.query,
+                "status": status,
+                "error": error,
+                "rounds": rounds,
+                "final_verdict": None if last is None else last.decision.derived_verdict,
+                "final_score": None if last is None else last.decision.derived_score,
+                "answer_kind": None if last is None else last.route.action,
+                "final_answer": answer,
+                "invocations": self.store.list_invocations(session.session_id),
+                "step_count": stored["step_count"],
+                "tool_call_count": stored["tool_call_count"],
+            }
+        )

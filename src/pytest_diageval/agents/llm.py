@@ -1,0 +1,347 @@
+"""The one door to the model: an ``openai`` client (on ``httpx2``) plus ``instructor``.
+
+Every agent talks to the model through :class:`LLM`:
+
+* :meth:`LLM.chat` is a plain chat completion (the executor's function-calling loop);
+* :meth:`LLM.structured` is a pydantic answer through instructor's TOOLS mode (planner,
+  verifier). ``structured_max_retries`` re-asks on invalid output, so with the default of 1 a
+  malformed answer costs exactly two HTTP calls and a good one exactly one.
+
+Every request carries ``X-Diageval-Stage`` and ``X-Diageval-Round`` so that a recording says
+which agent made each call. The request *body* is deterministic for the same inputs: the SDK
+serialises it with fixed separators and the key order of the dicts we pass, and tool results
+go through :func:`tool_result_message` (``stable_json``). Headers that the SDK adds and that
+differ between machines or retries (``x-stainless-os``/``-arch``/``-runtime-version``,
+``x-stainless-retry-count`` on SDK retries, ``user-agent`` per SDK version) are not part of
+that promise; see ``DETERMINISM NOTES`` below.
+
+Failures come out as two project exceptions, never as SDK or instructor types:
+:class:`LLMUnavailable` (nothing usable came back: timeouts, connection errors, HTTP errors
+after the SDK's own retries, empty ``choices``) and :class:`StructuredOutputError` (the model
+answered, but still not valid after the re-ask; the last raw text and the attempt count are
+kept for the audit).
+"""
+
+# DETERMINISM NOTES (openai 3.3 / instructor 1.17, checked against the installed sources):
+# - The body is ``json.dumps(ensure_ascii=False, separators=(",", ":"))`` of the SDK's
+#   transformed params; the top-level keys come out in a fixed order.
+# - No idempotency key is sent by the OpenAI client (``_idempotency_header`` is None).
+# - ``x-stainless-retry-count`` is "0" unless the SDK itself retries (5xx, 408/409/429,
+#   timeouts); SDK retries also sleep with random jitter, so live runs are not replayable
+#   call-for-call when the server fails.
+# - ``x-stainless-read-timeout`` mirrors ``LLMConfig.timeout``.
+# - The environment leaks in: OPENAI_ORG_ID / OPENAI_PROJECT_ID add OpenAI-Organization /
+#   OpenAI-Project headers, OPENAI_CUSTOM_HEADERS adds arbitrary headers.
+# - instructor's re-ask message embeds pydantic's error text, which names the pydantic
+#   version in a URL (errors.pydantic.dev/2.x/...): stable per environment, not across
+#   pydantic upgrades.
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any, Literal, Self, TypeVar, cast, get_args
+
+import httpx2
+import instructor
+import openai
+from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
+from instructor.core.hooks import Hooks
+from openai.types.chat import (
+    ChatCompletion,
+    ChatCompletionMessage,
+    ChatCompletionMessageFunctionToolCall,
+    ChatCompletionMessageParam,
+    ChatCompletionToolChoiceOptionParam,
+    ChatCompletionToolUnionParam,
+)
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_diageval.core.store import stable_json
+
+__all__ = [
+    "LLM",
+    "ROUND_HEADER",
+    "STAGES",
+    "STAGE_HEADER",
+    "LLMConfig",
+    "LLMUnavailable",
+    "Stage",
+    "StructuredOutputError",
+    "assistant_message",
+    "make_openai_client",
+    "stage_headers",
+    "tool_result_message",
+]
+
+Stage = Literal["planner", "executor", "verifier"]
+STAGES: tuple[Stage, ...] = get_args(Stage)
+
+STAGE_HEADER = "X-Diageval-Stage"
+ROUND_HEADER = "X-Diageval-Round"
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+class LLMConfig(BaseModel):
+    """Where the model lives and how patient we are with it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_url: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    # Required on purpose: an empty key would make the SDK read OPENAI_API_KEY behind our back.
+    api_key: str = Field(min_length=1, repr=False)
+    temperature: float = Field(default=0.0, ge=0.0)
+    timeout: float = Field(default=60.0, gt=0.0)
+    max_retries: int = Field(default=2, ge=0, description="SDK retries on 5xx/timeouts")
+    structured_max_retries: int = Field(
+        default=1, ge=0, description="instructor re-asks on invalid structured output"
+    )
+
+
+class LLMUnavailable(RuntimeError):
+    """The model answered nothing usable (timeout, connection, HTTP error, empty choices)."""
+
+    def __init__(self, detail: str, *, stage: str, round: int) -> None:
+        super().__init__(f"LLM unavailable ({stage}, round {round}): {detail}")
+        self.detail = detail
+        self.stage = stage
+        self.round = round
+
+
+class StructuredOutputError(ValueError):
+    """The model answered, but its structured output stayed invalid after the re-ask."""
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        stage: str,
+        round: int,
+        response_model: str,
+        attempts: int,
+        last_raw: str | None,
+    ) -> None:
+        super().__init__(
+            f"{response_model} output of {stage} (round {round}) still invalid after "
+            f"{attempts} attempt(s): {detail}"
+        )
+        self.detail = detail
+        self.stage = stage
+        self.round = round
+        self.response_model = response_model
+        self.attempts = attempts
+        self.last_raw = last_raw
+
+
+def stage_headers(stage: str, round: int) -> dict[str, str]:
+    """The headers that tell a recording which agent, in which round, made a call."""
+    if stage not in STAGES:
+        raise ValueError(f"stage must be one of {', '.join(STAGES)}; got {stage!r}")
+    if round < 1:
+        raise ValueError(f"round must be 1 or more; got {round}")
+    return {STAGE_HEADER: stage, ROUND_HEADER: str(round)}
+
+
+def make_openai_client(
+    config: LLMConfig, transport: httpx2.BaseTransport | None = None
+) -> openai.OpenAI:
+    """An ``openai.OpenAI`` on an explicit ``httpx2`` client, so a transport can be plugged in.
+
+    ``DefaultHttpxClient`` is a plain ``httpx2.Client`` with the SDK's own defaults (limits,
+    redirects); with ``transport=None`` it uses the normal network transport.
+    """
+    http_client = openai.DefaultHttpxClient(transport=transport, timeout=config.timeout)
+    return openai.OpenAI(
+        api_key=config.api_key,
+        base_url=config.base_url,
+        timeout=config.timeout,
+        max_retries=config.max_retries,
+        http_client=http_client,
+    )
+
+
+def tool_result_message(tool_call_id: str, payload: Any) -> dict[str, Any]:
+    """A ``role: tool`` message whose content is the payload as ``stable_json``."""
+    return {"role": "tool", "tool_call_id": tool_call_id, "content": stable_json(payload)}
+
+
+def assistant_message(message: ChatCompletionMessage) -> dict[str, Any]:
+    """The assistant turn to send back in the next request, with only the fields that matter.
+
+    ``message.model_dump()`` would add null fields (refusal, audio, annotations…) that some
+    OpenAI-compatible servers reject; tool-call arguments are passed back verbatim, exactly as
+    the model wrote them.
+    """
+    result: dict[str, Any] = {"role": "assistant", "content": message.content}
+    calls = [
+        {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.function.name, "arguments": call.function.arguments},
+        }
+        for call in message.tool_calls or []
+        if isinstance(call, ChatCompletionMessageFunctionToolCall)
+    ]
+    if calls:
+        result["tool_calls"] = calls
+    return result
+
+
+class LLM:
+    """The facade the agents call; owns one ``openai`` client and its instructor wrapper."""
+
+    def __init__(self, config: LLMConfig, *, transport: httpx2.BaseTransport | None = None):
+        self.config = config
+        self.client = make_openai_client(config, transport)
+        self._instructor = instructor.from_openai(self.client, mode=instructor.Mode.TOOLS)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        stage: Stage,
+        round: int,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
+    ) -> ChatCompletion:
+        """One plain chat completion; raises :class:`LLMUnavailable` when nothing came back."""
+        headers = stage_headers(stage, round)
+        try:
+            completion = self.client.chat.completions.create(
+                model=self.config.model,
+                messages=_message_params(messages),
+                temperature=self.config.temperature,
+                tools=_tools_param(tools),
+                tool_choice=_tool_choice_param(tool_choice),
+                extra_headers=headers,
+            )
+        except openai.APIError as exc:
+            raise LLMUnavailable(self._describe(exc), stage=stage, round=round) from exc
+        if not completion.choices:
+            raise LLMUnavailable("the response has no choices", stage=stage, round=round)
+        return completion
+
+    def structured(
+        self,
+        response_model: type[ModelT],
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        stage: Stage,
+        round: int,
+    ) -> ModelT:
+        """A validated ``response_model`` through instructor (TOOLS mode, forced function).
+
+        Costs ``1 + structured_max_retries`` calls at most; the re-ask is instructor's own
+        (it appends the invalid answer and the validation error to the conversation).
+        """
+        headers = stage_headers(stage, round)
+        # A per-call hook sees every completion, whichever way instructor fails afterwards.
+        completions: list[ChatCompletion] = []
+        hooks = Hooks()
+        hooks.on("completion:response", completions.append)
+        try:
+            return self._instructor.chat.completions.create(
+                response_model=response_model,
+                messages=_message_params(messages),
+                max_retries=self.config.structured_max_retries,
+                hooks=hooks,
+                model=self.config.model,
+                temperature=self.config.temperature,
+                extra_headers=headers,
+            )
+        except (InstructorRetryException, IncompleteOutputException) as exc:
+            failure = self._structured_failure(
+                exc, completions, response_model.__name__, stage, round
+            )
+            if failure is exc.__cause__:
+                raise failure from None  # surfaces as itself; "from exc" would make a cycle
+            raise failure from exc
+
+    def _structured_failure(
+        self,
+        exc: Exception,
+        completions: Sequence[ChatCompletion],
+        model_name: str,
+        stage: str,
+        round: int,
+    ) -> Exception:
+        """Sort an instructor failure into unavailable / invalid / a non-API client error."""
+        cause = exc.__cause__
+        if isinstance(cause, openai.APIError):
+            return LLMUnavailable(self._describe(cause), stage=stage, round=round)
+        if isinstance(cause, openai.OpenAIError):
+            # Not a server problem but a client-side one (e.g. the scripted model's
+            # ScriptError): it must surface as itself, not as a model failure.
+            return cause
+        if completions and not completions[-1].choices:
+            return LLMUnavailable("the response has no choices", stage=stage, round=round)
+        reason = cause or exc
+        return StructuredOutputError(
+            str(reason).strip() or type(reason).__name__,
+            stage=stage,
+            round=round,
+            response_model=model_name,
+            attempts=len(completions),
+            last_raw=_raw_text(completions[-1]) if completions else None,
+        )
+
+    def _describe(self, exc: openai.APIError) -> str:
+        where = f"{self.config.base_url} (model {self.config.model})"
+        if isinstance(exc, openai.APITimeoutError):
+            what = f"timed out after {self.config.timeout}s"
+        elif isinstance(exc, openai.APIConnectionError):
+            what = f"connection failed: {exc.__cause__ or exc}"
+        elif isinstance(exc, openai.APIStatusError):
+            what = f"HTTP {exc.status_code}: {exc.message}"
+        else:
+            what = str(exc)
+        return f"{where} {what} (SDK retries: {self.config.max_retries})"
+
+
+def _raw_text(completion: ChatCompletion) -> str | None:
+    """What the model actually said: the forced call's arguments, else the message text."""
+    if not completion.choices:
+        return None
+    message = completion.choices[0].message
+    for call in message.tool_calls or []:
+        if isinstance(call, ChatCompletionMessageFunctionToolCall):
+            return call.function.arguments
+    return message.content
+
+
+def _message_params(messages: Sequence[Mapping[str, Any]]) -> list[ChatCompletionMessageParam]:
+    return [cast(ChatCompletionMessageParam, dict(message)) for message in messages]
+
+
+def _tools_param(
+    tools: Sequence[Mapping[str, Any]] | None,
+) -> list[ChatCompletionToolUnionParam] | openai.Omit:
+    if tools is None:
+        return openai.omit
+    return [cast(ChatCompletionToolUnionParam, dict(tool)) for tool in tools]
+
+
+def _tool_choice_param(
+    tool_choice: str | Mapping[str, Any] | None,
+) -> ChatCompletionToolChoiceOptionParam | openai.Omit:
+    if tool_choice is None:
+        return openai.omit
+    if isinstance(tool_choice, str):
+        return cast(ChatCompletionToolChoiceOptionParam, tool_choice)
+    return cast(ChatCompletionToolChoiceOptionParam, dict(tool_choice))

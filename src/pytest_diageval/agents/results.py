@@ -1,0 +1,85 @@
+"""What one ChatService run produced: every round, every decision, the final answer.
+
+This is the object the pytest plugin checks expectations against and writes into reports, so
+it carries everything a reviewer needs and nothing that varies between two identical runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_diageval.core.contracts import (
+    ExecutorContract,
+    GatekeeperResult,
+    ParseStatus,
+    Plan,
+    RetryContext,
+    ToolInvocation,
+    ToolTraceSummaryItem,
+    Verdict,
+    VerifierOutput,
+)
+from pytest_diageval.core.routing import RouteDecision
+from pytest_diageval.core.verdict import VerdictDecision
+
+__all__ = ["AnswerKind", "ChatResult", "RoundResult", "ToolCallSummary"]
+
+AnswerKind = Literal["direct", "disclaimer", "degraded"]
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolCallSummary(_Result):
+    """One tool call the executor asked for (evidence or helper, valid or not)."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any] | str
+    invocation_id: int | None
+    error: str | None
+
+
+class RoundResult(_Result):
+    """One Planner → Executor → Gatekeeper → Verifier round."""
+
+    round: int
+    retry_context: RetryContext | None = None
+    plan: Plan | None
+    planner_error: str | None = None
+    executor_final_answer: str
+    executor_contract: ExecutorContract | None
+    parse_status: ParseStatus
+    tool_calls: list[ToolCallSummary] = Field(default_factory=list)
+    executor_turns: int = 0
+    executor_budget_exhausted: bool = False
+    gatekeeper: GatekeeperResult
+    tool_trace_summary: list[ToolTraceSummaryItem]
+    verifier_output: VerifierOutput | None
+    verifier_failure: str | None = None
+    decision: VerdictDecision
+    route: RouteDecision
+
+
+class ChatResult(_Result):
+    """A whole diagnosis session. ``status="error"`` when the LLM answered nothing usable."""
+
+    session_id: str
+    query: str
+    status: Literal["completed", "error"]
+    error: str | None = None
+    rounds: list[RoundResult] = Field(default_factory=list)
+    final_verdict: Verdict | None = None
+    final_score: float | None = None
+    answer_kind: AnswerKind | None = None
+    final_answer: str = ""
+    invocations: list[ToolInvocation] = Field(default_factory=list)
+    step_count: int = 0
+    tool_call_count: int = 0
+
+    @property
+    def last_round(self) -> RoundResult | None:
+        return self.rounds[-1] if self.rounds else None

@@ -1,0 +1,315 @@
+"""The scripted model: an ``httpx2`` transport that answers chat completions from a script.
+
+It sits under the real ``openai`` client (and instructor on top of it), so tests and what-if
+scenarios run exactly the client code path of a live run. A script is a list of entries, one
+per expected request, served in order:
+
+* ``{stage, content: {...}}`` answers in the form the request asks for: as the arguments of
+  the forced function when the request forces one (instructor's TOOLS mode), otherwise as the
+  message content (``stable_json``), which also serves ``response_format`` requests;
+* ``{stage, tool_calls: [{name, arguments}, ...]}`` answers with an assistant message calling
+  those tools. Ids are ``call_1``, ``call_2``, … numbered over the whole script in order, so a
+  script author can predict them; a forced function call made for a ``content`` entry gets
+  ``call_forced_<entry number>`` instead, so it never shifts those numbers;
+* ``{stage, raw: "<text>"}`` answers with exactly that text as content (malformed output).
+
+The entry's ``stage`` must equal the request's ``X-Diageval-Stage`` header. A mismatch, a
+request after the last entry, and (through :meth:`ScriptedTransport.assert_exhausted`) entries
+left unused each raise :class:`ScriptError`. Entry numbers in messages are 1-based.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Self
+
+import httpx2
+import openai
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from pytest_diageval.agents.llm import LLM, STAGE_HEADER, LLMConfig, Stage
+from pytest_diageval.core.store import stable_json
+
+__all__ = [
+    "SCRIPTED_BASE_URL",
+    "RecordedRequest",
+    "ScriptEntry",
+    "ScriptError",
+    "ScriptFormatError",
+    "ScriptToolCall",
+    "ScriptedTransport",
+    "parse_script",
+    "scripted_llm",
+]
+
+SCRIPTED_BASE_URL = "http://scripted.invalid/v1"
+_COMPLETIONS_SUFFIX = "/chat/completions"
+
+
+class ScriptError(openai.OpenAIError):
+    """The run and the script disagree (wrong stage, too many or too few requests).
+
+    It derives from ``openai.OpenAIError`` because the SDK re-raises those untouched; any
+    other exception from a transport is retried and then wrapped as a connection error,
+    which would disguise a broken script as an unavailable model.
+    """
+
+
+class ScriptFormatError(ValueError):
+    """A script that does not have the public scenario format."""
+
+
+class ScriptToolCall(BaseModel):
+    """One tool call the scripted model makes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1, description="Tool name. 工具名。")
+    arguments: dict[str, Any] = Field(
+        default_factory=dict, description="Tool arguments (a mapping). 工具参数。"
+    )
+
+
+class ScriptEntry(BaseModel):
+    """One scripted answer: exactly one of ``content``, ``tool_calls``, ``raw``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    stage: Stage = Field(description="Agent that must make this request. 发起该请求的 agent。")
+    content: dict[str, Any] | None = Field(
+        None,
+        description="Structured answer: forced function arguments or JSON message content."
+        " 结构化回答。",
+    )
+    tool_calls: list[ScriptToolCall] | None = Field(
+        None, min_length=1, description="Tool calls, ids call_1, call_2, … over the script."
+    )
+    raw: str | None = Field(None, description="Exact message text (e.g. malformed output).")
+
+    @model_validator(mode="after")
+    def _exactly_one_answer(self) -> Self:
+        given = [
+            name for name in ("content", "tool_calls", "raw") if getattr(self, name) is not None
+        ]
+        if len(given) != 1:
+            found = ", ".join(given) if given else "none"
+            raise ValueError(
+                f"an entry needs exactly one of content, tool_calls, raw (found: {found})"
+            )
+        return self
+
+
+def parse_script(entries: Sequence[Any], *, source: str = "script") -> list[ScriptEntry]:
+    """Validate raw entries; errors name the source, the 1-based entry and the field path."""
+    parsed: list[ScriptEntry] = []
+    for number, raw_entry in enumerate(entries, start=1):
+        if isinstance(raw_entry, ScriptEntry):
+            parsed.append(raw_entry)
+            continue
+        try:
+            parsed.append(ScriptEntry.model_validate(raw_entry))
+        except ValidationError as exc:
+            problems = "; ".join(_describe_error(error) for error in exc.errors())
+            raise ScriptFormatError(f"{source}: entry {number} (1-based): {problems}") from None
+    return parsed
+
+
+def _describe_error(error: Mapping[str, Any]) -> str:
+    path = ".".join(str(part) for part in error["loc"])
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"{path}: {message}" if path else message
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request the scripted model saw, as it arrived."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    content: bytes
+    body: Any
+
+    @property
+    def stage(self) -> str | None:
+        return self.headers.get(STAGE_HEADER.lower())
+
+
+class ScriptedTransport(httpx2.BaseTransport):
+    """Answers each ``POST …/chat/completions`` from the next script entry."""
+
+    def __init__(self, entries: Sequence[ScriptEntry | Mapping[str, Any]]) -> None:
+        self.entries = parse_script(entries)
+        self.requests: list[RecordedRequest] = []
+        self.errors: list[ScriptError] = []
+        self._tool_call_ids = _number_tool_calls(self.entries)
+        self._served = 0
+
+    @property
+    def served(self) -> int:
+        """How many entries have been answered so far."""
+        return self._served
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        recorded = _record(request)
+        self.requests.append(recorded)
+        try:
+            index = self._claim_entry(recorded)
+            payload = self._answer(index, recorded.body)
+        except ScriptError as exc:
+            self.errors.append(exc)
+            raise
+        return httpx2.Response(
+            200,
+            headers={"content-type": "application/json"},
+            content=stable_json(payload).encode("utf-8"),
+        )
+
+    def assert_exhausted(self) -> None:
+        """End-of-run check: re-raise the first script error, then complain about leftovers.
+
+        Re-raising matters because a caller that turns every failure into a recorded session
+        error would otherwise swallow a broken script.
+        """
+        if self.errors:
+            raise self.errors[0]
+        unused = self.entries[self._served :]
+        if unused:
+            listed = ", ".join(
+                f"entry {self._served + offset} (stage {entry.stage!r})"
+                for offset, entry in enumerate(unused, start=1)
+            )
+            raise ScriptError(
+                f"scripted model: {len(unused)} script entr{'y' if len(unused) == 1 else 'ies'}"
+                f" left unused (1-based): {listed}; expected a request from stage "
+                f"{unused[0].stage!r} next, but the run made no further request"
+            )
+
+    def _claim_entry(self, recorded: RecordedRequest) -> int:
+        if recorded.method != "POST" or not recorded.path.endswith(_COMPLETIONS_SUFFIX):
+            raise ScriptError(
+                f"scripted model only answers POST …{_COMPLETIONS_SUFFIX}; "
+                f"got {recorded.method} {recorded.path}"
+            )
+        if not isinstance(recorded.body, dict):
+            raise ScriptError("scripted model got a request whose body is not a JSON object")
+        number = self._served + 1
+        if self._served >= len(self.entries):
+            raise ScriptError(
+                f"scripted model: request {len(self.requests)} from stage {recorded.stage!r} "
+                f"came after the last script entry (the script has {len(self.entries)} "
+                f"entries; entry {number} (1-based) does not exist)"
+            )
+        expected = self.entries[self._served].stage
+        if recorded.stage != expected:
+            actual = repr(recorded.stage) if recorded.stage else f"none (no {STAGE_HEADER})"
+            raise ScriptError(
+                f"scripted model: entry {number} (1-based) expects stage {expected!r}, "
+                f"but the request came from stage {actual}"
+            )
+        self._served = number
+        return number - 1
+
+    def _answer(self, index: int, body: Mapping[str, Any]) -> dict[str, Any]:
+        entry = self.entries[index]
+        forced = _forced_function(body)
+        if entry.tool_calls is not None:
+            calls = [
+                _tool_call(call_id, call.name, call.arguments)
+                for call_id, call in zip(self._tool_call_ids[index], entry.tool_calls, strict=True)
+            ]
+            message = {"role": "assistant", "content": None, "tool_calls": calls}
+            finish_reason = "tool_calls"
+        elif entry.content is not None and forced is not None:
+            call = _tool_call(f"call_forced_{index + 1}", forced, entry.content)
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+            # What OpenAI itself reports when tool_choice names the function.
+            finish_reason = "stop"
+        else:
+            text = entry.raw if entry.raw is not None else stable_json(entry.content)
+            message = {"role": "assistant", "content": text}
+            finish_reason = "stop"
+        return _completion(index + 1, str(body.get("model", "")), message, finish_reason)
+
+
+def scripted_llm(
+    entries: Sequence[ScriptEntry | Mapping[str, Any]],
+    config: LLMConfig | None = None,
+) -> tuple[LLM, ScriptedTransport]:
+    """An :class:`LLM` whose requests are answered by a fresh :class:`ScriptedTransport`."""
+    transport = ScriptedTransport(entries)
+    config = config or LLMConfig(
+        base_url=SCRIPTED_BASE_URL, model="scripted-model", api_key="scripted", max_retries=0
+    )
+    return LLM(config, transport=transport), transport
+
+
+def _number_tool_calls(entries: Sequence[ScriptEntry]) -> list[list[str]]:
+    """``call_1``, ``call_2``, … over every scripted tool call, in script order."""
+    ids: list[list[str]] = []
+    counter = 0
+    for entry in entries:
+        entry_ids = []
+        for _ in entry.tool_calls or []:
+            counter += 1
+            entry_ids.append(f"call_{counter}")
+        ids.append(entry_ids)
+    return ids
+
+
+def _record(request: httpx2.Request) -> RecordedRequest:
+    content = request.read()
+    try:
+        body = json.loads(content) if content else None
+    except ValueError:
+        body = None  # _claim_entry reports it, after the request has been recorded
+    return RecordedRequest(
+        method=request.method,
+        path=request.url.path,
+        headers={key.lower(): value for key, value in request.headers.items()},
+        content=content,
+        body=body,
+    )
+
+
+def _forced_function(body: Mapping[str, Any]) -> str | None:
+    """The function name a request forces: ``{"type":"function","function":{"name":…}}``.
+
+    ``"required"`` with a single tool forces that tool too.
+    """
+    choice = body.get("tool_choice")
+    if isinstance(choice, Mapping):
+        function = choice.get("function")
+        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+            return str(function["name"])
+    tools = body.get("tools")
+    if choice == "required" and isinstance(tools, list) and len(tools) == 1:
+        name = tools[0].get("function", {}).get("name")
+        return name if isinstance(name, str) else None
+    return None
+
+
+def _tool_call(call_id: str, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": stable_json(arguments)},
+    }
+
+
+def _completion(
+    number: int, model: str, message: dict[str, Any], finish_reason: str
+) -> dict[str, Any]:
+    """A valid ``chat.completion`` object; nothing in it depends on time or chance."""
+    return {
+        "id": f"chatcmpl-scripted-{number}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}
+        ],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }

@@ -1,0 +1,124 @@
+"""The ``diageval`` command line.
+
+- ``diageval ask "<query>"``: one diagnosis against a live OpenAI-compatible endpoint; prints
+  the final answer and a short audit, and leaves the session in a SQLite file.
+- ``diageval schema``: prints the JSON Schema of the scenario YAML format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    result: int = handler(args)
+    return result
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="diageval", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(title="commands")
+
+    ask = commands.add_parser("ask", help="run one diagnosis against a live endpoint")
+    ask.add_argument("query", help="the on-call question, e.g. 只确认 order-service 是否存在告警")
+    ask.add_argument("--world", default="default", help="world name or YAML path")
+    ask.add_argument("--model", default=os.environ.get("DIAGEVAL_MODEL"), help="model name")
+    ask.add_argument(
+        "--base-url", default=os.environ.get("OPENAI_BASE_URL"), help="OpenAI-compatible base URL"
+    )
+    ask.add_argument("--db", default="diageval.sqlite", help="SQLite audit file")
+    ask.add_argument("--session-id", default=None, help="session id (default: derived from time)")
+    ask.set_defaults(handler=_ask)
+
+    schema = commands.add_parser("schema", help="print the scenario JSON Schema")
+    schema.set_defaults(handler=_schema)
+    return parser
+
+
+def _ask(args: argparse.Namespace) -> int:
+    missing = _missing_settings(args)
+    if missing:
+        print(f"diageval ask: missing {missing}; nothing was sent.", file=sys.stderr)
+        return 2
+    from pytest_diageval.agents.chat_service import ChatService
+    from pytest_diageval.agents.llm import LLM, LLMConfig
+    from pytest_diageval.core.store import Store
+    from pytest_diageval.core.world import WorldError, load_world
+
+    try:
+        world = load_world(args.world, Path.cwd())
+    except WorldError as exc:
+        print(f"diageval ask: {exc}", file=sys.stderr)
+        return 2
+    config = LLMConfig(
+        base_url=args.base_url, model=args.model, api_key=os.environ["OPENAI_API_KEY"]
+    )
+    store = Store(args.db)
+    session_id = args.session_id or _fresh_session_id()
+    result = ChatService(store=store).run(args.query, world, LLM(config), session_id=session_id)
+    print(_audit_text(result, args.db))
+    return 0 if result.status == "completed" else 1
+
+
+def _missing_settings(args: argparse.Namespace) -> str:
+    missing = []
+    if not os.environ.get("OPENAI_API_KEY"):
+        missing.append("OPENAI_API_KEY")
+    if not args.base_url:
+        missing.append("--base-url (or OPENAI_BASE_URL)")
+    if not args.model:
+        missing.append("--model (or DIAGEVAL_MODEL)")
+    return ", ".join(missing)
+
+
+def _fresh_session_id() -> str:
+    # The CLI is the one place that may use the wall clock: it is never replayed.
+    from datetime import UTC, datetime
+
+    return "ask-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+
+
+def _audit_text(result: object, db: str) -> str:
+    from pytest_diageval.agents.results import ChatResult
+
+    assert isinstance(result, ChatResult)
+    if result.status == "error":
+        return f"诊断未完成: {result.error}\n(session {result.session_id} in {db})"
+    last = result.last_round
+    assert last is not None
+    cited = [
+        f"  - {row.claim_id or row.action_id}: {row.tool_name} #{row.source_invocation_id}"
+        f" {row.raw_path} [{row.status}{' ' + row.rule if row.rule else ''}]"
+        for row in last.gatekeeper.checked_bindings
+    ]
+    lines = [
+        result.final_answer,
+        "",
+        "---- audit ----",
+        f"verdict: {result.final_verdict}  score: {result.final_score}"
+        f"  answer: {result.answer_kind}  rounds: {len(result.rounds)}",
+        f"gatekeeper: {last.gatekeeper.severity} {', '.join(last.gatekeeper.failed_rules)}",
+        "cited evidence:",
+        *(cited or ["  (none)"]),
+        f"session {result.session_id} in {db}",
+    ]
+    return "\n".join(lines)
+
+
+def _schema(args: argparse.Namespace) -> int:
+    from pytest_diageval.harness.schema import render_schema
+
+    sys.stdout.write(render_schema())
+    return 0

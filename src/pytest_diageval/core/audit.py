@@ -1,0 +1,109 @@
+"""The persisted ``self_evaluation.verifier_evaluation`` record.
+
+One record per verified round (including a verifier fallback, which is persisted too). The
+channel keeps the seeds' flat shape for the latest round — so the latest gatekeeper result
+is at ``self_evaluation.verifier_evaluation.gatekeeper_result`` — plus a ``rounds`` list with
+every round's record in round order:
+
+.. code-block:: text
+
+    verifier_evaluation = {<latest round's record>, "rounds": [<round 1>, <round 2>]}
+
+Each record holds what an auditor needs to answer "what was cited, what was found, why was
+it stopped": the ``tool_trace_summary`` snapshot the verifier saw, the gatekeeper result,
+the executor parse status, what the model said, what the code decided and every override.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pytest_diageval.core.contracts import (
+    GatekeeperResult,
+    ParseStatus,
+    ToolTraceSummaryItem,
+    VerifierOutput,
+)
+from pytest_diageval.core.routing import RouteDecision
+from pytest_diageval.core.store import Store
+from pytest_diageval.core.verdict import VerdictDecision
+
+__all__ = [
+    "TRACEABILITY_VERSION",
+    "build_verifier_evaluation",
+    "persist_verifier_evaluation",
+]
+
+TRACEABILITY_VERSION = "2"
+_CHANNEL = "verifier_evaluation"
+
+
+def build_verifier_evaluation(
+    *,
+    round: int,
+    verifier_output: VerifierOutput | None,
+    decision: VerdictDecision,
+    gatekeeper: GatekeeperResult,
+    trace_summary: Sequence[ToolTraceSummaryItem],
+    parse_status: ParseStatus,
+    route: RouteDecision,
+    fallback_reason: str | None,
+) -> dict[str, Any]:
+    """One round's JSON-ready audit record."""
+    if round < 1:
+        raise ValueError(f"build_verifier_evaluation: round must be >= 1, got {round}")
+    if (verifier_output is None) != (fallback_reason is not None):
+        raise ValueError(
+            "build_verifier_evaluation: fallback_reason is required exactly when"
+            " verifier_output is None"
+        )
+    return {
+        "traceability_version": TRACEABILITY_VERSION,
+        "round": round,
+        "verdict": decision.derived_verdict,
+        "groundedness_score": decision.derived_score,
+        "model_verdict": decision.model_verdict,
+        "model_score": decision.model_score,
+        "derived_verdict": decision.derived_verdict,
+        "derived_score": decision.derived_score,
+        "overrides": [o.model_dump(mode="json") for o in decision.overrides],
+        "facts_checked": [f.model_dump(mode="json") for f in decision.facts],
+        "verifier_output": (
+            None if verifier_output is None else verifier_output.model_dump(mode="json")
+        ),
+        "verifier_fallback": fallback_reason is not None,
+        "fallback_reason": fallback_reason,
+        "tool_trace_summary": [item.model_dump(mode="json") for item in trace_summary],
+        "gatekeeper_result": gatekeeper.model_dump(mode="json"),
+        "executor_output_parse_status": parse_status.model_dump(mode="json"),
+        "route": route.model_dump(mode="json"),
+    }
+
+
+def persist_verifier_evaluation(store: Store, session_id: str, record: dict[str, Any]) -> None:
+    """Write ``record`` as the latest round, keeping every earlier round.
+
+    A record for a round already stored replaces that round (a re-run is idempotent). The
+    read and the channel write are two store calls: one session has one ChatService writing
+    this channel, and the store's channel update keeps ``rule_evaluation`` intact anyway.
+    """
+    if "rounds" in record or not isinstance(record.get("round"), int):
+        raise ValueError(
+            "persist_verifier_evaluation: record must come from build_verifier_evaluation"
+            " (an int 'round' and no 'rounds' key)"
+        )
+    rounds = [r for r in _stored_rounds(store, session_id) if r.get("round") != record["round"]]
+    rounds.append(record)
+    rounds.sort(key=lambda r: int(r["round"]))
+    latest = rounds[-1]
+    store.update_self_evaluation(session_id, _CHANNEL, {**latest, "rounds": rounds})
+
+
+def _stored_rounds(store: Store, session_id: str) -> list[dict[str, Any]]:
+    container = store.get_session(session_id)["self_evaluation"] or {}
+    channel = container.get(_CHANNEL)
+    if not isinstance(channel, dict):
+        return []
+    rounds = channel.get("rounds")
+    return [r for r in rounds if isinstance(r, dict)] if isinstance(rounds, list) else []

@@ -1,0 +1,398 @@
+"""The gatekeeper: code, not a model, checks that every cited piece of evidence is real.
+
+For every evidence binding of every claim and every recommended action it writes one
+``CheckedBinding`` row (what was cited, what the store holds, which rule stopped it) and
+grades the contract. It decides whether a citation is *real*, never whether a claim holds.
+
+Reject grade (fabrication or contamination):
+
+* ``evidence.invocation_ref``: the invocation id does not exist, or belongs to another session;
+* ``evidence.tool_mismatch``: the id exists but its real tool differs from ``tool_name``;
+* ``evidence.raw_path``: the raw path is not among that invocation's ``evidence_refs``; a
+  malformed path (anything but ``$.alerts[i]``, ``$.logs[i]``, ``$.evidence_blocks[i]``)
+  fails here too, its message listing the allowed forms;
+* ``evidence.excerpt_mismatch``: the excerpt is not supported by that ref's ``text``
+  (``core.excerpt_match``).
+
+Low-confidence grade (missing or incomplete, but nothing forged):
+
+* ``evidence.bindings_empty``: a claim with support_level direct or indirect and no bindings
+  (one row with the claim id and no binding fields);
+* ``evidence.raw_path_missing``: an id but no raw path (the excerpt is then not compared:
+  without a path there is no ref to compare it with, and the path is never guessed);
+* ``evidence.refs_unavailable``: the invocation row has no ``evidence_refs`` (legacy row);
+* ``evidence.excerpt_too_short``: the excerpt is below the minimum comparable length;
+* ``evidence.excerpt_missing`` (extension): id and path are real but there is no excerpt,
+  so nothing was quoted; a gap, not a forgery, hence not ``excerpt_too_short`` (that one
+  says a quote exists but is too short to compare);
+* ``evidence.invocation_missing`` (extension): no ``source_invocation_id`` and no backfill
+  possible (no ``tool_name``, or zero or several invocations of it), or only a legacy list
+  of several ids (each must still exist in this session, else ``evidence.invocation_ref``);
+* ``evidence.invocation_auto_backfill``: the id was auto-filled and everything else checked
+  out; a backfilled binding can never carry a PASS.
+
+Auto-backfill (kept for old executors, tightened as in seed 004): only when the binding has no
+``source_invocation_id``, names a ``tool_name``, and exactly one invocation of that tool exists
+in the session. Only the id is filled, never ``raw_path``; a warning
+``evidence.invocation_auto_backfill`` is always recorded. When a raw path was given, the
+normal checks run, so a forged path or excerpt still rejects.
+
+A binding without ``tool_name`` is not graded for it: the id names the tool. ``status`` is
+``pass`` only when no row failed; ``severity`` is the worst grade (reject > low_confid > none);
+``failed_rules`` are unique in first-seen order; ``errors`` hold one message per failed row.
+``matched_text`` is the system-side text: the matched span on a pass, the whole ref text when
+the excerpt was compared and failed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pytest_diageval.core.contracts import (
+    CheckedBinding,
+    EvidenceBinding,
+    ExecutorContract,
+    GatekeeperResult,
+    RuleMessage,
+    Severity,
+    ToolInvocation,
+)
+from pytest_diageval.core.excerpt_match import match_excerpt
+from pytest_diageval.core.store import Store
+
+__all__ = [
+    "ALLOWED_RAW_PATH_FORMS",
+    "LOW_CONFID_RULES",
+    "PARSE_FAILED_RULE",
+    "REJECT_RULES",
+    "Gatekeeper",
+    "parse_failure_result",
+]
+
+ALLOWED_RAW_PATH_FORMS = ("$.alerts[i]", "$.logs[i]", "$.evidence_blocks[i]")
+PARSE_FAILED_RULE = "executor.parse_failed"
+
+INVOCATION_REF = "evidence.invocation_ref"
+TOOL_MISMATCH = "evidence.tool_mismatch"
+RAW_PATH = "evidence.raw_path"
+EXCERPT_MISMATCH = "evidence.excerpt_mismatch"
+BINDINGS_EMPTY = "evidence.bindings_empty"
+RAW_PATH_MISSING = "evidence.raw_path_missing"
+REFS_UNAVAILABLE = "evidence.refs_unavailable"
+EXCERPT_TOO_SHORT = "evidence.excerpt_too_short"
+EXCERPT_MISSING = "evidence.excerpt_missing"
+INVOCATION_MISSING = "evidence.invocation_missing"
+AUTO_BACKFILL = "evidence.invocation_auto_backfill"
+
+REJECT_RULES = frozenset({INVOCATION_REF, TOOL_MISMATCH, RAW_PATH, EXCERPT_MISMATCH})
+LOW_CONFID_RULES = frozenset(
+    {BINDINGS_EMPTY, RAW_PATH_MISSING, REFS_UNAVAILABLE, EXCERPT_TOO_SHORT, EXCERPT_MISSING}
+    | {INVOCATION_MISSING, AUTO_BACKFILL, PARSE_FAILED_RULE}
+)
+
+_RAW_PATH_RE = re.compile(r"\$\.(alerts|logs|evidence_blocks)\[(\d+)\]")
+_SEVERITY_RANK: dict[Severity, int] = {"none": 0, "low_confid": 1, "reject": 2}
+
+
+def parse_failure_result(detail: str) -> GatekeeperResult:
+    """An executor output that could not be parsed has nothing to check: low_confid."""
+    message = f"executor output could not be parsed, no citation can be checked: {detail}"
+    return GatekeeperResult(
+        status="fail",
+        severity="low_confid",
+        failed_rules=[PARSE_FAILED_RULE],
+        errors=[RuleMessage(rule=PARSE_FAILED_RULE, message=message)],
+    )
+
+
+@dataclass(frozen=True)
+class _Cited:
+    """One binding and who cited it, with the fields every row of it repeats."""
+
+    label: str  # "claim claim-1, binding 1" — names the binding in messages
+    claim_id: str | None
+    action_id: str | None
+    binding: EvidenceBinding
+
+    def row(
+        self,
+        *,
+        invocation_id: int | None,
+        grade: Severity,
+        rule: str | None = None,
+        message: str | None = None,
+        matched_text: str | None = None,
+    ) -> CheckedBinding:
+        return CheckedBinding(
+            claim_id=self.claim_id,
+            action_id=self.action_id,
+            tool_name=self.binding.tool_name,
+            source_invocation_id=invocation_id,
+            raw_path=self.binding.raw_path,
+            evidence_excerpt=self.binding.evidence_excerpt,
+            status="pass" if grade == "none" else "fail",
+            grade=grade,
+            matched_text=matched_text,
+            rule=rule,
+            message=None if message is None else f"{self.label}: {message}",
+        )
+
+
+class Gatekeeper:
+    """Checks an executor contract's citations against the session's ``tool_invocation`` rows."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def check(self, contract: ExecutorContract, session_id: str) -> GatekeeperResult:
+        check = _SessionCheck(self._store, session_id)
+        rows: list[CheckedBinding] = []
+        for claim in contract.claims:
+            if not claim.evidence_bindings and claim.support_level in ("direct", "indirect"):
+                rows.append(_bindings_empty(claim.claim_id, claim.support_level))
+            for number, binding in enumerate(claim.evidence_bindings, start=1):
+                label = f"claim {claim.claim_id}, binding {number}"
+                rows.append(check.binding(_Cited(label, claim.claim_id, None, binding)))
+        for index, action in enumerate(contract.recommended_actions):
+            action_id = action.action_id or f"recommended_actions[{index}]"
+            for number, binding in enumerate(action.evidence_bindings, start=1):
+                label = f"action {action_id}, binding {number}"
+                rows.append(check.binding(_Cited(label, None, action_id, binding)))
+        return _result(rows, check.warnings)
+
+
+def _bindings_empty(claim_id: str, support_level: str) -> CheckedBinding:
+    return CheckedBinding(
+        claim_id=claim_id,
+        status="fail",
+        grade="low_confid",
+        rule=BINDINGS_EMPTY,
+        message=(
+            f"claim {claim_id}: support_level is {support_level!r} but evidence_bindings is"
+            " empty; cite source_invocation_id + raw_path + evidence_excerpt"
+        ),
+    )
+
+
+def _result(rows: list[CheckedBinding], warnings: list[RuleMessage]) -> GatekeeperResult:
+    failed = [row for row in rows if row.status == "fail"]
+    severity: Severity = max(
+        (row.grade for row in failed), key=_SEVERITY_RANK.__getitem__, default="none"
+    )
+    errors = [RuleMessage(rule=row.rule or "", message=row.message or "") for row in failed]
+    return GatekeeperResult(
+        status="fail" if failed else "pass",
+        severity=severity,
+        checked_bindings=rows,
+        failed_rules=list(dict.fromkeys(error.rule for error in errors)),
+        warnings=warnings,
+        errors=errors,
+    )
+
+
+class _SessionCheck:
+    """Checks the bindings of one contract against one session's rows."""
+
+    def __init__(self, store: Store, session_id: str) -> None:
+        self._store = store
+        self._session_id = session_id
+        self._rows = store.list_invocations(session_id)
+        self._by_id = {row.id: row for row in self._rows}
+        self.warnings: list[RuleMessage] = []
+
+    def binding(self, cited: _Cited) -> CheckedBinding:
+        binding = cited.binding
+        if binding.source_invocation_id is not None:
+            return self._cited_id(cited, binding.source_invocation_id)
+        legacy = binding.source_invocation_ids or []
+        if len(legacy) > 1:
+            return self._several_ids(cited, legacy)
+        return self._backfill(cited)
+
+    # ---------------------------------------------------------------- the id
+
+    def _foreign_or_unknown(self, cited: _Cited, invocation_id: int) -> CheckedBinding | None:
+        """The reject row when the id is not one of this session's invocations."""
+        if invocation_id in self._by_id:
+            return None
+        other = self._store.get_invocation(invocation_id)
+        where = (
+            "does not exist"
+            if other is None
+            else f"belongs to session {other.session_id!r}, not {self._session_id!r}"
+        )
+        return cited.row(
+            invocation_id=invocation_id,
+            grade="reject",
+            rule=INVOCATION_REF,
+            message=f"source_invocation_id {invocation_id} {where}",
+        )
+
+    def _cited_id(self, cited: _Cited, invocation_id: int) -> CheckedBinding:
+        rejected = self._foreign_or_unknown(cited, invocation_id)
+        if rejected is not None:
+            return rejected
+        invocation = self._by_id[invocation_id]
+        claimed = cited.binding.tool_name
+        if claimed is not None and claimed != invocation.tool_name:
+            return cited.row(
+                invocation_id=invocation_id,
+                grade="reject",
+                rule=TOOL_MISMATCH,
+                message=(
+                    f"tool_name is {claimed!r} but invocation {invocation_id} is a"
+                    f" {invocation.tool_name!r} call"
+                ),
+            )
+        return _check_location(cited, invocation)
+
+    def _several_ids(self, cited: _Cited, ids: Sequence[int]) -> CheckedBinding:
+        for invocation_id in ids:
+            rejected = self._foreign_or_unknown(cited, invocation_id)
+            if rejected is not None:
+                return rejected
+        return cited.row(
+            invocation_id=None,
+            grade="low_confid",
+            rule=INVOCATION_MISSING,
+            message=(
+                f"source_invocation_ids lists {len(ids)} invocations {list(ids)} and no single"
+                " source_invocation_id; one binding must cite exactly one invocation"
+            ),
+        )
+
+    def _backfill(self, cited: _Cited) -> CheckedBinding:
+        tool = cited.binding.tool_name
+        candidates = [row for row in self._rows if row.tool_name == tool]
+        if tool is None or len(candidates) != 1:
+            why = (
+                "and no tool_name to backfill it from"
+                if tool is None
+                else f"and the session has {len(candidates)} {tool!r} invocations"
+                f" {[row.id for row in candidates]}, so it cannot be backfilled"
+                " (backfill needs exactly one)"
+            )
+            return cited.row(
+                invocation_id=None,
+                grade="low_confid",
+                rule=INVOCATION_MISSING,
+                message=f"source_invocation_id is missing {why}",
+            )
+        invocation = candidates[0]
+        path = cited.binding.raw_path
+        rest = (
+            "raw_path remains missing"
+            if not path
+            else f"raw_path {path!r} was given by the executor and is checked as usual"
+        )
+        self.warnings.append(
+            RuleMessage(
+                rule=AUTO_BACKFILL,
+                message=(
+                    f"{cited.label}: source_invocation_id was auto-filled with {invocation.id}"
+                    f" from the unique {tool!r} invocation candidate; {rest}"
+                ),
+            )
+        )
+        checked = _check_location(cited, invocation)
+        if checked.status == "fail":
+            return checked
+        return cited.row(
+            invocation_id=invocation.id,
+            grade="low_confid",
+            rule=AUTO_BACKFILL,
+            message=(
+                f"source_invocation_id {invocation.id} was auto-filled, not cited;"
+                " an auto-filled binding never supports a PASS"
+            ),
+            matched_text=checked.matched_text,
+        )
+
+
+# --------------------------------------------------------------------------- path and excerpt
+
+
+def _canonical_raw_path(raw_path: str) -> str | None:
+    """``$.alerts[01]`` -> ``$.alerts[1]``; ``None`` for any other form."""
+    found = _RAW_PATH_RE.fullmatch(raw_path.strip())
+    return None if found is None else f"$.{found.group(1)}[{int(found.group(2))}]"
+
+
+def _check_location(cited: _Cited, invocation: ToolInvocation) -> CheckedBinding:
+    """Raw path, then excerpt, of a binding whose invocation is real and of the right tool."""
+    raw_path = cited.binding.raw_path
+    where = f"invocation {invocation.id} ({invocation.tool_name})"
+    if raw_path is None or not raw_path.strip():
+        return cited.row(
+            invocation_id=invocation.id,
+            grade="low_confid",
+            rule=RAW_PATH_MISSING,
+            message=f"raw_path is missing for {where}; expected one of its evidence_refs paths",
+        )
+    canonical = _canonical_raw_path(raw_path)
+    if canonical is None:
+        return cited.row(
+            invocation_id=invocation.id,
+            grade="reject",
+            rule=RAW_PATH,
+            message=(
+                f"raw_path {raw_path!r} is malformed; allowed forms:"
+                f" {', '.join(ALLOWED_RAW_PATH_FORMS)} (i = item index)"
+            ),
+        )
+    details = invocation.retrieval_details
+    refs = None if details is None else details.evidence_refs
+    if refs is None:
+        return cited.row(
+            invocation_id=invocation.id,
+            grade="low_confid",
+            rule=REFS_UNAVAILABLE,
+            message=f"{where} has no evidence_refs (legacy row), so {raw_path!r} cannot be checked",
+        )
+    ref = next((ref for ref in refs if ref.raw_path == canonical), None)
+    if ref is None:
+        available = ", ".join(r.raw_path for r in refs) or "none"
+        return cited.row(
+            invocation_id=invocation.id,
+            grade="reject",
+            rule=RAW_PATH,
+            message=(
+                f"raw_path {raw_path!r} is not among the evidence_refs of {where};"
+                f" available: {available}"
+            ),
+        )
+    return _check_excerpt(cited, invocation.id, canonical, ref.text)
+
+
+def _check_excerpt(cited: _Cited, invocation_id: int, path: str, text: str) -> CheckedBinding:
+    excerpt = cited.binding.evidence_excerpt
+    where = f"{path} of invocation {invocation_id}"
+    if excerpt is None or not excerpt.strip():
+        return cited.row(
+            invocation_id=invocation_id,
+            grade="low_confid",
+            rule=EXCERPT_MISSING,
+            message=f"evidence_excerpt is missing; nothing from {where} was quoted",
+            matched_text=text,
+        )
+    match = match_excerpt(excerpt, text)
+    if match.outcome == "too_short":
+        return cited.row(
+            invocation_id=invocation_id,
+            grade="low_confid",
+            rule=EXCERPT_TOO_SHORT,
+            message=f"evidence_excerpt {excerpt!r} is too short to compare with {where}: "
+            + match.reason,
+            matched_text=text,
+        )
+    if match.outcome == "mismatch":
+        return cited.row(
+            invocation_id=invocation_id,
+            grade="reject",
+            rule=EXCERPT_MISMATCH,
+            message=f"evidence_excerpt {excerpt!r} is not supported by {where}: {match.reason}",
+            matched_text=text,
+        )
+    return cited.row(invocation_id=invocation_id, grade="none", matched_text=match.matched_text)

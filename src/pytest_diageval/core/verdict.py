@@ -1,0 +1,310 @@
+"""Verdict derivation: the verifier model labels facts, this code decides the verdict.
+
+The model's ``verdict`` and ``groundedness_score`` are kept for the audit but never used as
+the decision. The decision is recomputed from ``facts_checked`` in four steps:
+
+1. **Reference downgrades.** A fact labelled ``direct_evidence`` or ``indirect_support`` is
+   downgraded to ``no_evidence`` when its ``evidence_refs`` are empty
+   (``fact.evidence_refs_empty``), when no ref names an existing ``trace_ref`` or an
+   invocation of this session (``fact.evidence_ref_unknown``), or when every summary entry
+   its refs point at carries no fresh support (``fact.evidence_not_fresh``): evidence level
+   ``none`` — failed, no-hit and deduped ``lookup_knowledge`` entries — or only deduped
+   calls. An invocation of this session that no summary entry carries has no evidence level
+   to show, so it is not fresh support either.
+2. **Matrix** over the critical facts (after downgrades): any ``contradicted`` → REJECT 0.0;
+   no critical fact → LOW_CONFID 0.0; any ``no_evidence`` → LOW_CONFID; all indirect →
+   LOW_CONFID; otherwise (all direct/indirect, at least one direct) → PASS.
+3. **Score** = mean of direct 1.0, indirect 0.6, no_evidence 0.0 over the critical facts,
+   clamped to [0, 1]. It is computed with :class:`fractions.Fraction` (exact, independent of
+   summation order) and rounded half-to-even to 4 decimals, so ``(1 + 0.6 + 0) / 3`` is
+   exactly ``0.5333`` on every platform.
+4. **Gatekeeper cap**: severity ``reject`` → REJECT with score 0.0; ``low_confid`` → at most
+   LOW_CONFID, score unchanged.
+
+Every difference from what the model said, and every change a later step makes to an
+earlier one, is an :class:`Override`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from fractions import Fraction
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_diageval.core.contracts import (
+    FactChecked,
+    FactEvidenceRef,
+    FactVerification,
+    GatekeeperResult,
+    ToolTraceSummaryItem,
+    Verdict,
+    VerifierOutput,
+)
+
+__all__ = [
+    "SCORE_DECIMALS",
+    "VERIFICATION_WEIGHTS",
+    "Override",
+    "VerdictDecision",
+    "derive_verdict",
+    "fallback_decision",
+    "round_score",
+]
+
+VERIFICATION_WEIGHTS: dict[FactVerification, Fraction] = {
+    "direct_evidence": Fraction(1),
+    "indirect_support": Fraction(3, 5),
+    "no_evidence": Fraction(0),
+    "contradicted": Fraction(0),
+}
+"""Weight of each label in the score (``contradicted`` zeroes the whole score anyway)."""
+SCORE_DECIMALS = 4
+
+_SUPPORTING: frozenset[FactVerification] = frozenset({"direct_evidence", "indirect_support"})
+
+
+class Override(BaseModel):
+    """One place where the code's decision differs from a previous value."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    rule: str
+    fact_index: int | None = None
+    fact: str | None = None
+    from_value: str | float | None
+    to_value: str | float
+    reason: str
+
+
+class VerdictDecision(BaseModel):
+    """What the model said next to what the code decided."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    model_verdict: Verdict | None
+    model_score: float | None
+    derived_verdict: Verdict
+    derived_score: float = Field(ge=0.0, le=1.0)
+    facts: list[FactChecked]
+    overrides: list[Override] = Field(default_factory=list)
+
+
+def round_score(value: Fraction | float) -> float:
+    """Clamp to [0, 1] and round half-to-even to :data:`SCORE_DECIMALS` decimals."""
+    exact = Fraction(value)
+    clamped = min(Fraction(1), max(Fraction(0), exact))
+    return float(round(clamped, SCORE_DECIMALS))
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def derive_verdict(
+    verifier_output: VerifierOutput,
+    gatekeeper: GatekeeperResult,
+    trace_summary: Sequence[ToolTraceSummaryItem],
+    session_invocation_ids: Collection[int],
+) -> VerdictDecision:
+    """Decide the verdict from the verifier's fact labels, the trace and the gatekeeper."""
+    overrides: list[Override] = []
+    facts = _downgrade_facts(
+        verifier_output.facts_checked, trace_summary, frozenset(session_invocation_ids), overrides
+    )
+    verdict, score, reason = _matrix([fact for fact in facts if fact.is_critical])
+    _record_model_disagreement(verifier_output, verdict, score, reason, overrides)
+    verdict, score = _apply_gatekeeper_cap(verdict, score, gatekeeper, overrides)
+    return VerdictDecision(
+        model_verdict=verifier_output.verdict,
+        model_score=verifier_output.groundedness_score,
+        derived_verdict=verdict,
+        derived_score=score,
+        facts=facts,
+        overrides=overrides,
+    )
+
+
+def fallback_decision(reason: str, gatekeeper: GatekeeperResult | None) -> VerdictDecision:
+    """The decision when the verifier gave no usable output (even after its re-ask).
+
+    LOW_CONFID with score 0.0, as the seeds require for verifier failures. A gatekeeper
+    reject is never softened by a missing verifier: forged citations stay REJECT 0.0.
+    """
+    if not reason.strip():
+        raise ValueError("fallback_decision: reason must name why the verifier output is unusable")
+    overrides = [
+        Override(
+            rule="verifier.fallback",
+            from_value=None,
+            to_value="LOW_CONFID",
+            reason=reason,
+        )
+    ]
+    verdict: Verdict = "LOW_CONFID"
+    if gatekeeper is not None:
+        verdict, _ = _apply_gatekeeper_cap(verdict, 0.0, gatekeeper, overrides)
+    return VerdictDecision(
+        model_verdict=None,
+        model_score=None,
+        derived_verdict=verdict,
+        derived_score=0.0,
+        facts=[],
+        overrides=overrides,
+    )
+
+
+# --------------------------------------------------------------------------- step 1: refs
+
+
+def _downgrade_facts(
+    facts: Sequence[FactChecked],
+    trace_summary: Sequence[ToolTraceSummaryItem],
+    session_ids: frozenset[int],
+    overrides: list[Override],
+) -> list[FactChecked]:
+    derived: list[FactChecked] = []
+    for index, fact in enumerate(facts):
+        problem = (
+            _reference_problem(fact.evidence_refs, trace_summary, session_ids)
+            if fact.verification in _SUPPORTING
+            else None
+        )
+        if problem is None:
+            derived.append(fact.model_copy(deep=True))
+            continue
+        rule, reason = problem
+        overrides.append(
+            Override(
+                rule=rule,
+                fact_index=index,
+                fact=fact.fact,
+                from_value=fact.verification,
+                to_value="no_evidence",
+                reason=reason,
+            )
+        )
+        derived.append(fact.model_copy(update={"verification": "no_evidence"}, deep=True))
+    return derived
+
+
+def _reference_problem(
+    refs: Sequence[FactEvidenceRef],
+    trace_summary: Sequence[ToolTraceSummaryItem],
+    session_ids: frozenset[int],
+) -> tuple[str, str] | None:
+    """Why these refs cannot support a fact, as ``(rule, reason)``; None when they can."""
+    if not refs:
+        return "fact.evidence_refs_empty", "fact cites no evidence_refs"
+    known_trace_refs = {item.trace_ref for item in trace_summary}
+    named_ids = {i for ref in refs for i in ref.source_invocation_ids if i in session_ids}
+    named_traces = {ref.trace_ref for ref in refs if ref.trace_ref in known_trace_refs}
+    if not named_ids and not named_traces:
+        cited = ", ".join(sorted({ref.trace_ref for ref in refs}))
+        return (
+            "fact.evidence_ref_unknown",
+            f"evidence_refs ({cited}) name neither an existing trace_ref"
+            " nor an invocation of this session",
+        )
+    entries = [
+        item
+        for item in trace_summary
+        if item.trace_ref in named_traces or named_ids.intersection(item.source_invocation_ids)
+    ]
+    if not any(_is_fresh_support(item) for item in entries):
+        return (
+            "fact.evidence_not_fresh",
+            "evidence_refs point only at entries without fresh support"
+            " (evidence_level none: failed, no-hit or deduped calls)",
+        )
+    return None
+
+
+def _is_fresh_support(item: ToolTraceSummaryItem) -> bool:
+    only_deduped = item.deduped_invocation_count >= item.invocation_count > 0
+    return item.evidence_level != "none" and not only_deduped
+
+
+# --------------------------------------------------------------------------- step 2+3
+
+
+def _matrix(critical: Sequence[FactChecked]) -> tuple[Verdict, float, str]:
+    """``(verdict, score, reason)`` from the critical facts after downgrades."""
+    if not critical:
+        return "LOW_CONFID", 0.0, "no critical fact was checked"
+    labels = [fact.verification for fact in critical]
+    if "contradicted" in labels:
+        return "REJECT", 0.0, "a critical fact is contradicted by the evidence"
+    score = round_score(sum(VERIFICATION_WEIGHTS[label] for label in labels) / len(labels))
+    if "no_evidence" in labels:
+        return "LOW_CONFID", score, "a critical fact has no evidence"
+    if "direct_evidence" not in labels:
+        return "LOW_CONFID", score, "critical facts are only indirectly supported"
+    return "PASS", score, "every critical fact is supported and at least one directly"
+
+
+def _record_model_disagreement(
+    verifier_output: VerifierOutput,
+    verdict: Verdict,
+    score: float,
+    reason: str,
+    overrides: list[Override],
+) -> None:
+    if verifier_output.verdict != verdict:
+        overrides.append(
+            Override(
+                rule="verdict.matrix",
+                from_value=verifier_output.verdict,
+                to_value=verdict,
+                reason=reason,
+            )
+        )
+    if round_score(verifier_output.groundedness_score) != score:
+        overrides.append(
+            Override(
+                rule="verdict.score",
+                from_value=verifier_output.groundedness_score,
+                to_value=score,
+                reason="score is the mean of critical fact weights"
+                " (direct 1.0, indirect 0.6, no_evidence 0.0; contradicted → 0.0)",
+            )
+        )
+
+
+# --------------------------------------------------------------------------- step 4
+
+
+def _apply_gatekeeper_cap(
+    verdict: Verdict, score: float, gatekeeper: GatekeeperResult, overrides: list[Override]
+) -> tuple[Verdict, float]:
+    rules = ", ".join(gatekeeper.failed_rules) or "none listed"
+    if gatekeeper.severity == "reject":
+        if verdict != "REJECT":
+            overrides.append(
+                Override(
+                    rule="gatekeeper.reject",
+                    from_value=verdict,
+                    to_value="REJECT",
+                    reason=f"gatekeeper graded the citations reject (failed rules: {rules})",
+                )
+            )
+        if score != 0.0:
+            overrides.append(
+                Override(
+                    rule="gatekeeper.reject",
+                    from_value=score,
+                    to_value=0.0,
+                    reason="a gatekeeper reject sets the score to 0.0",
+                )
+            )
+        return "REJECT", 0.0
+    if gatekeeper.severity == "low_confid" and verdict == "PASS":
+        overrides.append(
+            Override(
+                rule="gatekeeper.low_confid",
+                from_value="PASS",
+                to_value="LOW_CONFID",
+                reason=f"gatekeeper graded the citations low_confid (failed rules: {rules})",
+            )
+        )
+        return "LOW_CONFID", score
+    return verdict, score

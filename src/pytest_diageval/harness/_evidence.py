@@ -1,0 +1,191 @@
+"""Evidence lines for failure reports: tables and excerpts a reviewer can read at a glance.
+
+Private helper of :mod:`pytest_diageval.harness.checks`. Column widths count East Asian wide
+characters as two cells, so tables that mix Chinese and ASCII still line up in a terminal.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+from pytest_diageval.agents.results import ChatResult, RoundResult, ToolCallSummary
+from pytest_diageval.core.contracts import Claim, GatekeeperResult, ToolInvocation
+from pytest_diageval.core.store import stable_json
+
+__all__ = [
+    "around",
+    "claims_table",
+    "decision_lines",
+    "gatekeeper_lines",
+    "invocation_table",
+    "route_lines",
+    "row_values",
+    "shorten",
+    "table",
+    "tool_call_lines",
+    "width",
+]
+
+ELLIPSIS = "…"
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _one_line(value: str) -> str:
+    return " ".join(value.split())
+
+
+def shorten(value: str, limit: int) -> str:
+    """One line, at most ``limit`` characters (an ellipsis marks a cut)."""
+    flat = _one_line(value)
+    return flat if len(flat) <= limit else flat[: max(limit - 1, 0)] + ELLIPSIS
+
+
+def around(value: str, start: int, end: int, radius: int = 20) -> str:
+    """``value[start:end]`` in ``«»`` with up to ``radius`` characters of context each side."""
+    before = value[max(start - radius, 0) : start]
+    after = value[end : end + radius]
+    head = ELLIPSIS if start > radius else ""
+    tail = ELLIPSIS if end + radius < len(value) else ""
+    return _one_line(f"{head}{before}«{value[start:end]}»{after}{tail}")
+
+
+def width(value: str) -> int:
+    """Terminal cells: wide and full-width characters take two."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in value)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows as aligned, indented lines under a header line (the last column is not padded)."""
+    widths = [
+        max(width(line[column]) for line in [headers, *rows]) for column in range(len(headers))
+    ]
+
+    def render(cells: Sequence[str]) -> str:
+        padded = [cell + " " * (widths[i] - width(cell)) for i, cell in enumerate(cells[:-1])]
+        return "  " + " | ".join([*padded, cells[-1]]).rstrip()
+
+    return [render(headers), *(render(row) for row in rows)]
+
+
+# --------------------------------------------------------------------------- pipeline
+
+
+def route_lines(result: ChatResult) -> list[str]:
+    return [
+        f"round {r.round}: {r.decision.derived_verdict} {r.decision.derived_score}"
+        f" -> {r.route.action} ({r.route.reason})"
+        for r in result.rounds
+    ]
+
+
+def decision_lines(last: RoundResult) -> list[str]:
+    """Derived and model verdicts, overrides, the facts table and the gatekeeper summary."""
+    decision = last.decision
+    model = (
+        f"{decision.model_verdict} {decision.model_score}"
+        if decision.model_verdict is not None
+        else f"none (verifier failure: {shorten(last.verifier_failure or 'no output', 120)})"
+    )
+    lines = [f"derived: {decision.derived_verdict} {decision.derived_score} | model: {model}"]
+    lines += [
+        f"override {o.rule}: {o.from_value} -> {o.to_value} ({shorten(o.reason, 120)})"
+        for o in decision.overrides
+    ]
+    rows = [
+        [
+            shorten(fact.fact, 48),
+            "yes" if fact.is_critical else "no",
+            fact.verification,
+            ", ".join(f"{ref.trace_ref}{ref.source_invocation_ids}" for ref in fact.evidence_refs)
+            or "-",
+        ]
+        for fact in decision.facts
+    ]
+    if rows:
+        lines += ["facts checked:", *table(["fact", "critical", "verification", "refs"], rows)]
+    else:
+        lines.append("facts checked: none")
+    rules = ", ".join(last.gatekeeper.failed_rules) or "none"
+    lines.append(f"gatekeeper: severity {last.gatekeeper.severity}; failed rules: {rules}")
+    return lines
+
+
+def gatekeeper_lines(gate: GatekeeperResult) -> list[str]:
+    """Failed binding rows (claim, path, rule, message), else the errors; then warnings."""
+    failed = [b for b in gate.checked_bindings if b.status == "fail"]
+    lines: list[str] = []
+    if failed:
+        rows = [
+            [
+                b.claim_id or b.action_id or "-",
+                b.raw_path or "-",
+                b.rule or "-",
+                shorten(b.message or "", 140),
+            ]
+            for b in failed
+        ]
+        lines += ["failed bindings:", *table(["claim", "raw_path", "rule", "message"], rows)]
+    else:
+        lines += [f"error {e.rule}: {shorten(e.message, 120)}" for e in gate.errors]
+    lines += [f"warning {w.rule}: {shorten(w.message, 120)}" for w in gate.warnings]
+    lines.append(f"checked bindings: {len(gate.checked_bindings)} ({len(failed)} failed)")
+    return lines
+
+
+def claims_table(claims: Sequence[Claim]) -> list[str]:
+    rows = [
+        [
+            c.claim_id,
+            c.claim_type,
+            c.support_level,
+            str(len(c.evidence_bindings)),
+            shorten(c.claim_text, 60),
+        ]
+        for c in claims
+    ]
+    return table(["claim", "type", "support", "bindings", "text"], rows)
+
+
+def row_values(row: ToolInvocation) -> dict[str, Any]:
+    """The values a ``no_evidence`` expectation compares, from one invocation row."""
+    details = row.retrieval_details
+    return {
+        "evidence_status": None if details is None else details.evidence_status,
+        "success": row.success,
+        "total": None if details is None else details.total,
+    }
+
+
+def _cell(value: Any) -> str:
+    return "-" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def invocation_table(rows: Sequence[ToolInvocation]) -> list[str]:
+    cells = [
+        [
+            f"#{row.id}",
+            str(row.round),
+            *(_cell(value) for value in row_values(row).values()),
+            shorten(stable_json(row.input_params), 60),
+        ]
+        for row in rows
+    ]
+    return table(["row", "round", "evidence_status", "success", "total", "input"], cells)
+
+
+def tool_call_lines(calls: Sequence[tuple[int, ToolCallSummary]]) -> list[str]:
+    lines = []
+    for round_number, call in calls:
+        arguments = (
+            call.arguments if isinstance(call.arguments, str) else stable_json(call.arguments)
+        )
+        target = f"invocation #{call.invocation_id}" if call.invocation_id else "no row"
+        error = f" (error: {shorten(call.error, 80)})" if call.error else ""
+        lines.append(
+            f"round {round_number}: {call.name} {shorten(arguments, 80)} -> {target}{error}"
+        )
+    return lines

@@ -1,0 +1,384 @@
+"""Expectation checks: one small evaluator per ``expect`` key, each judging a :class:`ChatResult`.
+
+Every evaluator returns a :class:`CheckOutcome`: pass or fail, expected against actual, and the
+compact evidence a reviewer needs to judge the failure (tables, not JSON walls). Shared rules:
+
+* a session with ``status: error`` fails every check with the error message;
+* no check passes vacuously: a check that finds nothing to look at fails and says so
+  (forbidden keywords with no claims and an empty answer, claim bounds without a contract);
+* keywords match case-insensitively.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from pytest_diageval.agents.results import ChatResult, RoundResult
+from pytest_diageval.core.contracts import ToolInvocation, Verdict
+from pytest_diageval.harness import _evidence as ev
+from pytest_diageval.harness.scenario import (
+    EXPECT_KEYS,
+    ClaimsExpectation,
+    Expect,
+    GatekeeperExpectation,
+    NoEvidenceRow,
+    ScoreRange,
+    ToolCallsExpectation,
+    VerdictExpectation,
+)
+
+__all__ = [
+    "CHECKS",
+    "CheckOutcome",
+    "check_answer",
+    "check_claims",
+    "check_forbidden_keywords",
+    "check_gatekeeper",
+    "check_groundedness",
+    "check_no_evidence",
+    "check_parse_status",
+    "check_required_keywords",
+    "check_rounds",
+    "check_tool_calls",
+    "check_verdict",
+    "describe_expected",
+    "run_check",
+    "run_checks",
+]
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """The result of one check: ``details`` are short lines of evidence for a reviewer."""
+
+    passed: bool
+    expected: str
+    actual: str
+    details: list[str] = field(default_factory=list)
+
+    def report(self) -> str:
+        """Expected, actual and the evidence, as a few plain lines for a failure report."""
+        lines = [f"expected: {self.expected}", f"actual:   {self.actual}"]
+        return "\n".join([*lines, *self.details])
+
+
+def describe_expected(value: Any) -> str:
+    """An expectation in one line: ``min=0.0, max=0.49``, ``[query_logs]``, ``LOW_CONFID``."""
+    if isinstance(value, BaseModel):
+        given = [name for name in type(value).model_fields if name in value.model_fields_set]
+        return ", ".join(f"{name}={describe_expected(getattr(value, name))}" for name in given)
+    if isinstance(value, list):
+        inner = "; ".join if value and isinstance(value[0], BaseModel) else ", ".join
+        return f"[{inner(describe_expected(item) for item in value)}]"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+E = TypeVar("E")
+Check = Callable[[E, ChatResult], CheckOutcome]
+
+
+def _needs_rounds(check: Check[E]) -> Check[E]:
+    """A session that errored or ran no round fails the check, whatever it expects."""
+
+    @functools.wraps(check)
+    def guarded(expected: E, result: ChatResult) -> CheckOutcome:
+        if result.status == "error":
+            return CheckOutcome(
+                False,
+                describe_expected(expected),
+                f"session error: {result.error or 'no message'}",
+                [f"rounds completed before the error: {len(result.rounds)}"],
+            )
+        if not result.rounds:
+            return CheckOutcome(False, describe_expected(expected), "the session ran no round")
+        return check(expected, result)
+
+    return guarded
+
+
+def _last(result: ChatResult) -> RoundResult:
+    return result.rounds[-1]
+
+
+# --------------------------------------------------------------------------- verdict, score
+
+
+def _decision_details(result: ChatResult) -> list[str]:
+    """Every round's route, then the last round's decision, facts and gatekeeper."""
+    return [*ev.route_lines(result), *ev.decision_lines(_last(result))]
+
+
+@_needs_rounds
+def check_verdict(expected: VerdictExpectation, result: ChatResult) -> CheckOutcome:
+    """The final derived verdict is the expected one (or one of the expected list)."""
+    allowed: list[Verdict] = expected if isinstance(expected, list) else [expected]
+    want = allowed[0] if len(allowed) == 1 else f"one of {', '.join(allowed)}"
+    actual = f"{result.final_verdict} (score {result.final_score})"
+    return CheckOutcome(result.final_verdict in allowed, want, actual, _decision_details(result))
+
+
+@_needs_rounds
+def check_groundedness(expected: ScoreRange, result: ChatResult) -> CheckOutcome:
+    """The final derived score lies in the inclusive range."""
+    score = result.final_score
+    low_ok = expected.min is None or (score is not None and score >= expected.min)
+    high_ok = expected.max is None or (score is not None and score <= expected.max)
+    bounds = [f"{expected.min} <=" if expected.min is not None else "", "score"]
+    bounds.append(f"<= {expected.max}" if expected.max is not None else "")
+    passed = score is not None and low_ok and high_ok
+    return CheckOutcome(
+        passed, " ".join(b for b in bounds if b), f"score {score}", _decision_details(result)
+    )
+
+
+@_needs_rounds
+def check_rounds(expected: int, result: ChatResult) -> CheckOutcome:
+    """The number of verifier rounds run."""
+    actual = len(result.rounds)
+    return CheckOutcome(actual == expected, str(expected), str(actual), ev.route_lines(result))
+
+
+@_needs_rounds
+def check_answer(expected: str, result: ChatResult) -> CheckOutcome:
+    """The kind of final answer: direct, disclaimer or degraded."""
+    details = [*ev.route_lines(result), f"final answer: {ev.shorten(result.final_answer, 200)}"]
+    actual = str(result.answer_kind)
+    return CheckOutcome(actual == expected, expected, actual, details)
+
+
+@_needs_rounds
+def check_parse_status(expected: str, result: ChatResult) -> CheckOutcome:
+    """The last round's executor output parse status."""
+    details = [
+        f"round {r.round}: {r.parse_status.status} ({ev.shorten(r.parse_status.detail, 120)})"
+        for r in result.rounds
+    ]
+    details.append(f"executor output: {ev.shorten(_last(result).executor_final_answer, 200)}")
+    actual = _last(result).parse_status.status
+    return CheckOutcome(actual == expected, expected, actual, details)
+
+
+# --------------------------------------------------------------------------- gatekeeper
+
+
+def _set_difference(name: str, expected: Sequence[str], actual: Sequence[str]) -> list[str]:
+    missing = sorted(set(expected) - set(actual))
+    extra = sorted(set(actual) - set(expected))
+    parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
+        [f"unexpected {', '.join(extra)}"] if extra else []
+    )
+    return [f"{name}: {'; '.join(parts)}"] if parts else []
+
+
+@_needs_rounds
+def check_gatekeeper(expected: GatekeeperExpectation, result: ChatResult) -> CheckOutcome:
+    """The last round's gatekeeper: exact severity and rules, or rules that must be among them."""
+    gate = _last(result).gatekeeper
+    warnings = [w.rule for w in gate.warnings]
+    mismatches: list[str] = []
+    if expected.severity is not None and gate.severity != expected.severity:
+        mismatches.append(f"severity: expected {expected.severity}, got {gate.severity}")
+    if expected.failed_rules is not None:
+        mismatches += _set_difference("failed_rules", expected.failed_rules, gate.failed_rules)
+    for name, wanted, present in (
+        ("failed_rules_include", expected.failed_rules_include, gate.failed_rules),
+        ("warnings_include", expected.warnings_include, warnings),
+    ):
+        absent = [rule for rule in wanted if rule not in present]
+        if absent:
+            mismatches.append(f"{name}: not present: {', '.join(absent)}")
+    details = [*mismatches, *ev.gatekeeper_lines(gate)]
+    actual = (
+        f"severity={gate.severity}, failed_rules=[{', '.join(gate.failed_rules)}],"
+        f" warnings=[{', '.join(warnings)}]"
+    )
+    return CheckOutcome(not mismatches, describe_expected(expected), actual, details)
+
+
+# --------------------------------------------------------------------------- keywords
+
+
+def _claim_texts(result: ChatResult) -> list[tuple[str, str]]:
+    return [
+        (f"claim {claim.claim_id} (round {r.round})", claim.claim_text)
+        for r in result.rounds
+        if r.executor_contract is not None
+        for claim in r.executor_contract.claims
+    ]
+
+
+def _find(keyword: str, haystack: str) -> list[re.Match[str]]:
+    return list(re.finditer(re.escape(keyword), haystack, flags=re.IGNORECASE))
+
+
+@_needs_rounds
+def check_forbidden_keywords(expected: list[str], result: ChatResult) -> CheckOutcome:
+    """No keyword occurs in any claim_text of any round, nor in the final answer."""
+    sources = _claim_texts(result)
+    claim_count = len(sources)
+    if result.final_answer:
+        sources.append(("final answer", result.final_answer))
+    if not sources:
+        return CheckOutcome(
+            False,
+            f"none of {describe_expected(expected)}",
+            "nothing to scan: no claim in any round and an empty final answer",
+        )
+    hits = [
+        f"{keyword!r} in {where}: {ev.around(haystack, match.start(), match.end())}"
+        for keyword in expected
+        for where, haystack in sources
+        for match in _find(keyword, haystack)
+    ]
+    found = sorted({keyword for keyword in expected for _, h in sources if _find(keyword, h)})
+    scanned = (
+        f"scanned {claim_count} claim(s) over {len(result.rounds)} round(s)"
+        f" and the final answer ({len(result.final_answer)} chars)"
+    )
+    actual = f"found {', '.join(found)}" if found else "none found"
+    return CheckOutcome(
+        not hits, f"none of {describe_expected(expected)}", actual, [*hits, scanned]
+    )
+
+
+@_needs_rounds
+def check_required_keywords(expected: list[str], result: ChatResult) -> CheckOutcome:
+    """Every keyword occurs in the final answer."""
+    answer = result.final_answer
+    details: list[str] = []
+    missing: list[str] = []
+    for keyword in expected:
+        matches = _find(keyword, answer)
+        if matches:
+            details.append(
+                f"{keyword!r} found: {ev.around(answer, matches[0].start(), matches[0].end())}"
+            )
+        else:
+            missing.append(keyword)
+    details.append(f"final answer: {ev.shorten(answer, 300) or '(empty)'}")
+    actual = f"missing {', '.join(missing)}" if missing else "all present"
+    return CheckOutcome(not missing, f"all of {describe_expected(expected)}", actual, details)
+
+
+# --------------------------------------------------------------------------- claims
+
+
+@_needs_rounds
+def check_claims(expected: ClaimsExpectation, result: ChatResult) -> CheckOutcome:
+    """The last round's contract: claim count within bounds, every claim of an allowed type."""
+    last = _last(result)
+    want = describe_expected(expected)
+    if last.executor_contract is None:
+        status = last.parse_status
+        actual = f"no executor contract in round {last.round} (parse status {status.status})"
+        return CheckOutcome(
+            False, want, actual, [f"parse detail: {ev.shorten(status.detail, 200)}"]
+        )
+    claims = last.executor_contract.claims
+    problems: list[str] = []
+    if expected.max is not None and len(claims) > expected.max:
+        problems.append(f"{len(claims)} claims > max {expected.max}")
+    if expected.min is not None and len(claims) < expected.min:
+        problems.append(f"{len(claims)} claims < min {expected.min}")
+    if expected.types is not None:
+        wrong = [
+            f"{c.claim_id} is {c.claim_type}" for c in claims if c.claim_type not in expected.types
+        ]
+        problems += [f"type not allowed: {', '.join(wrong)}"] if wrong else []
+        if not claims and expected.min != 0:
+            problems.append("no claim to check the types of (add min: 0 to allow none)")
+    details = [*problems, *ev.claims_table(claims)]
+    types = ", ".join(sorted({c.claim_type for c in claims})) or "-"
+    actual = f"{len(claims)} claim(s) in round {last.round}, types: {types}"
+    return CheckOutcome(not problems, want, actual, details)
+
+
+# --------------------------------------------------------------------------- tool rows
+
+
+def _row_matches(expected: NoEvidenceRow, row: ToolInvocation) -> bool:
+    values = ev.row_values(row)
+    wanted = {name: getattr(expected, name) for name in ("evidence_status", "success", "total")}
+    return all(value is None or values[name] == value for name, value in wanted.items())
+
+
+@_needs_rounds
+def check_no_evidence(expected: list[NoEvidenceRow], result: ChatResult) -> CheckOutcome:
+    """For each expected row, some invocation of that tool has all the given values."""
+    details: list[str] = []
+    unmatched: list[str] = []
+    for wanted in expected:
+        rows = [row for row in result.invocations if row.tool_name == wanted.tool]
+        matched = [row.id for row in rows if _row_matches(wanted, row)]
+        label = describe_expected(wanted)
+        if matched:
+            details.append(f"{label}: matched by invocation {', '.join(f'#{i}' for i in matched)}")
+            continue
+        unmatched.append(label)
+        if not rows:
+            called = sorted({row.tool_name for row in result.invocations}) or ["none"]
+            details.append(
+                f"{label}: no {wanted.tool} invocation (tools called: {', '.join(called)})"
+            )
+            continue
+        details.append(f"{label}: no matching row among:")
+        details += ev.invocation_table(rows)
+    actual = f"no matching row for {'; '.join(unmatched)}" if unmatched else "every row matched"
+    return CheckOutcome(not unmatched, describe_expected(expected), actual, details)
+
+
+@_needs_rounds
+def check_tool_calls(expected: ToolCallsExpectation, result: ChatResult) -> CheckOutcome:
+    """The executor's tool calls over all rounds, by name: included, excluded, how many."""
+    calls = [(r.round, call) for r in result.rounds for call in r.tool_calls]
+    names = [call.name for _, call in calls]
+    problems = [f"never called: {name}" for name in expected.include if name not in names]
+    problems += [f"called but excluded: {name}" for name in expected.exclude if name in names]
+    if expected.max is not None and len(calls) > expected.max:
+        problems.append(f"{len(calls)} calls > max {expected.max}")
+    if expected.min is not None and len(calls) < expected.min:
+        problems.append(f"{len(calls)} calls < min {expected.min}")
+    listing = ev.tool_call_lines(calls)
+    actual = f"{len(calls)} call(s): {', '.join(names) or 'none'}"
+    return CheckOutcome(not problems, describe_expected(expected), actual, [*problems, *listing])
+
+
+# --------------------------------------------------------------------------- registry
+
+CHECKS: dict[str, Callable[[Any, ChatResult], CheckOutcome]] = {
+    "verdict": check_verdict,
+    "groundedness": check_groundedness,
+    "rounds": check_rounds,
+    "answer": check_answer,
+    "parse_status": check_parse_status,
+    "gatekeeper": check_gatekeeper,
+    "forbidden_keywords": check_forbidden_keywords,
+    "required_keywords": check_required_keywords,
+    "claims": check_claims,
+    "no_evidence": check_no_evidence,
+    "tool_calls": check_tool_calls,
+}
+# Every expect key has exactly one evaluator; this fails at import if the two drift apart.
+assert tuple(CHECKS) == EXPECT_KEYS, "CHECKS must list exactly the Expect keys, in order"
+
+
+def run_check(key: str, expected: Any, result: ChatResult) -> CheckOutcome:
+    """Run the evaluator of one ``expect`` key."""
+    try:
+        check = CHECKS[key]
+    except KeyError:
+        raise KeyError(f"no check for expect key {key!r}; known: {', '.join(CHECKS)}") from None
+    return check(expected, result)
+
+
+def run_checks(expect: Expect, result: ChatResult) -> dict[str, CheckOutcome]:
+    """Every check the scenario sets, in :data:`EXPECT_KEYS` order."""
+    return {key: run_check(key, expect.value_of(key), result) for key in expect.present_keys()}

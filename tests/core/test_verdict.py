@@ -1,0 +1,401 @@
+"""Verdict derivation: the matrix row by row, reference downgrades, gatekeeper caps, fallback."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from pytest_diageval.core.contracts import (
+    GatekeeperResult,
+    RuleMessage,
+    ToolTraceSummaryItem,
+    VerifierOutput,
+)
+from pytest_diageval.core.verdict import (
+    Override,
+    VerdictDecision,
+    derive_verdict,
+    fallback_decision,
+    round_score,
+)
+
+# A session of the default world: metrics (1) and logs (2) hit order-service memory evidence,
+# a runbook lookup (3) hit and its repeat (4) was deduped into the same entry, a second
+# lookup (5) was deduped on its own, and a HikariCP log query (6) found nothing.
+SESSION_IDS = {1, 2, 3, 4, 5, 6}
+FOREIGN_ID = 99  # an invocation of another session
+
+
+def _item(
+    trace_ref: str, tool: str, ids: list[int], level: str, **counts: int
+) -> ToolTraceSummaryItem:
+    return ToolTraceSummaryItem(
+        trace_ref=trace_ref,
+        tool_name=tool,
+        source_invocation_ids=ids,
+        success=True,
+        input_summary="service=order-service",
+        output_summary=f"{tool} summary",
+        evidence_level=level,
+        invocation_count=len(ids),
+        no_hit_invocation_count=counts.get("no_hit", 0),
+        failed_invocation_count=0,
+        deduped_invocation_count=counts.get("deduped", 0),
+    )
+
+
+SUMMARY = [
+    _item("trace-1", "query_metrics", [1], "direct"),
+    _item("trace-2", "query_logs", [2], "direct"),
+    _item("trace-3", "lookup_knowledge", [3, 4], "indirect", deduped=1),
+    _item("trace-4", "lookup_knowledge", [5], "none", deduped=1),
+    _item("trace-5", "query_logs", [6], "none", no_hit=1),
+]
+
+MEMORY = "order-service 存在 HighMemoryUsage 告警，内存使用率 91%"
+HEAP_LOG = "order-service 日志记录 JVM 堆内存 3.8GB/4GB"
+RUNBOOK = "内存告警排查手册建议检查堆 dump"
+LEAK = "order-service 存在内存泄漏"
+HIKARI = "order-service HikariCP 连接池耗尽"
+
+GATE_PASS = GatekeeperResult(status="pass", severity="none")
+GATE_REJECT = GatekeeperResult(
+    status="fail",
+    severity="reject",
+    failed_rules=["evidence.raw_path"],
+    errors=[RuleMessage(rule="evidence.raw_path", message="raw_path $.alerts[9] not found")],
+)
+GATE_LOW = GatekeeperResult(
+    status="fail",
+    severity="low_confid",
+    failed_rules=["evidence.raw_path_missing"],
+    warnings=[RuleMessage(rule="evidence.raw_path_missing", message="no raw_path")],
+)
+GATE_PARSE_FAILED = GatekeeperResult(
+    status="fail",
+    severity="low_confid",
+    failed_rules=["executor.parse_failed"],
+    errors=[RuleMessage(rule="executor.parse_failed", message="not a JSON object")],
+)
+
+
+def _fact(
+    text: str, verification: str, refs: list[tuple[str, list[int]]], critical: bool = True
+) -> dict[str, Any]:
+    return {
+        "fact": text,
+        "is_critical": critical,
+        "verification": verification,
+        "detail": "",
+        "evidence_refs": [{"trace_ref": t, "source_invocation_ids": ids} for t, ids in refs],
+    }
+
+
+def _output(verdict: str, score: float, *facts: dict[str, Any]) -> VerifierOutput:
+    return VerifierOutput.model_validate(
+        {
+            "verdict": verdict,
+            "groundedness_score": score,
+            "critical_fact_count": sum(1 for f in facts if f["is_critical"]),
+            "facts_checked": list(facts),
+            "rationale": "checked against the trace",
+        }
+    )
+
+
+def _derive(output: VerifierOutput, gate: GatekeeperResult = GATE_PASS) -> VerdictDecision:
+    return derive_verdict(output, gate, SUMMARY, SESSION_IDS)
+
+
+def _rules(decision: VerdictDecision) -> list[str]:
+    return [o.rule for o in decision.overrides]
+
+
+# --------------------------------------------------------------------------- matrix
+
+
+def test_all_critical_direct_is_pass_with_score_one_and_no_override() -> None:
+    output = _output(
+        "PASS",
+        1.0,
+        _fact(MEMORY, "direct_evidence", [("trace-1", [1])]),
+        _fact(HEAP_LOG, "direct_evidence", [("trace-2", [2])]),
+    )
+    decision = _derive(output)
+    assert (decision.derived_verdict, decision.derived_score) == ("PASS", 1.0)
+    assert (decision.model_verdict, decision.model_score) == ("PASS", 1.0)
+    assert decision.overrides == []
+
+
+def test_direct_plus_indirect_is_pass_with_the_mean_score() -> None:
+    output = _output(
+        "PASS",
+        0.8,
+        _fact(MEMORY, "direct_evidence", [("trace-1", [1])]),
+        _fact(RUNBOOK, "indirect_support", [("trace-3", [3])]),
+    )
+    decision = _derive(output)
+    assert (decision.derived_verdict, decision.derived_score) == ("PASS", 0.8)
+    assert decision.overrides == []
+
+
+def test_only_indirect_critical_facts_is_low_confid_even_if_the_model_says_pass() -> None:
+    output = _output("PASS", 0.9, _fact(RUNBOOK, "indirect_support", [("trace-3", [3])]))
+    decision = _derive(output)
+    assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.6)
+    assert decision.overrides == [
+        Override(
+            rule="verdict.matrix",
+            from_value="PASS",
+            to_value="LOW_CONFID",
+            reason="critical facts are only indirectly supported",
+        ),
+        Override(
+            rule="verdict.score",
+            from_value=0.9,
+            to_value=0.6,
+            reason="score is the mean of critical fact weights"
+            " (direct 1.0, indirect 0.6, no_evidence 0.0; contradicted → 0.0)",
+        ),
+    ]
+
+
+def test_a_critical_no_evidence_fact_is_low_confid_with_a_four_decimal_score() -> None:
+    output = _output(
+        "LOW_CONFID",
+        0.5333,
+        _fact(MEMORY, "direct_evidence", [("trace-1", [1])]),
+        _fact(RUNBOOK, "indirect_support", [("trace-3", [3])]),
+        _fact(LEAK, "no_evidence", []),
+    )
+    decision = _derive(output)
+    # (1.0 + 0.6 + 0.0) / 3 = 0.5333… rounded to 4 decimals; the model agreed, no override.
+    assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.5333)
+    assert decision.overrides == []
+
+
+def test_a_model_saying_pass_over_a_contradicted_fact_is_overridden_to_reject_zero() -> None:
+    output = _output(
+        "PASS",
+        0.9,
+        _fact(MEMORY, "direct_evidence", [("trace-1", [1])]),
+        _fact(HIKARI, "contradicted", [("trace-5", [6])]),
+    )
+    decision = _derive(output)
+    assert (decision.derived_verdict, decision.derived_score) == ("REJECT", 0.0)
+    assert (decision.model_verdict, decision.model_score) == ("PASS", 0.9)
+    assert [(o.rule, o.from_value, o.to_value) for o in decision.overrides] == [
+        ("verdict.matrix", "PASS", "REJECT"),
+        ("verdict.score", 0.9, 0.0),
+    ]
+    assert decision.overrides[0].reason == "a critical fact is contradicted by the evidence"
+
+
+def test_no_critical_fact_is_low_confid_with_score_zero() -> None:
+    output = _output(
+        "PASS", 1.0, _fact(MEMORY, "direct_evidence", [("trace-1", [1])], critical=False)
+    )
+    decision = _derive(output)
+    assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.0)
+    assert _rules(decision) == ["verdict.matrix", "verdict.score"]
+
+
+def test_non_critical_facts_do_not_change_the_score() -> None:
+    output = _output(
+        "PASS",
+        1.0,
+        _fact(MEMORY, "direct_evidence", [("trace-1", [1])]),
+        _fact(LEAK, "no_evidence", [], critical=False),
+        _fact(HIKARI, "contradicted", [("trace-5", [6])], critical=False),
+    )
+    decision = _derive(output)
+    assert (decision.derived_verdict, decision.derived_score) == ("PASS", 1.0)
+
+
+def test_score_is_exact_mean_rounded_and_clamped() -> None:
+    output = _output(
+        "PASS",
+        0.7333,
+        _fact(MEMORY, "direct_evidence", [("trace-1", [1])]),
+        _fact(RUNBOOK, "indirect_support", [("trace-3", [3])]),
+        _fact("知识库建议关注 GC 日志", "indirect_support", [("trace-3", [3])]),
+    )
+    assert _derive(output).derived_score == 0.7333  # 2.2 / 3
+    assert round_score(Fraction(3, 2)) == 1.0
+    assert round_score(-0.2) == 0.0
+    assert round_score(Fraction(2, 3)) == 0.6667
+
+
+# --------------------------------------------------------------------------- downgrades
+
+
+def test_supported_fact_without_refs_is_downgraded_and_pass_becomes_low_confid() -> None:
+    output = _output(
+        "PASS",
+        1.0,
+        _fact(MEMORY, "direct_evidence", [("trace-1", [1])]),
+        _fact(HEAP_LOG, "direct_evidence", []),
+    )
+    decision = _derive(output)
+    assert [f.verification for f in decision.facts] == ["direct_evidence", "no_evidence"]
+    assert decision.overrides[0] == Override(
+        rule="fact.evidence_refs_empty",
+        fact_index=1,
+        fact=HEAP_LOG,
+        from_value="direct_evidence",
+        to_value="no_evidence",
+        reason="fact cites no evidence_refs",
+    )
+    assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.5)
+    # The verifier's own output is left as it was: the audit keeps what the model said.
+    assert output.facts_checked[1].verification == "direct_evidence"
+
+
+def test_refs_naming_no_trace_ref_and_no_session_invocation_are_downgraded() -> None:
+    output = _output("PASS", 1.0, _fact(MEMORY, "direct_evidence", [("trace-9", [FOREIGN_ID])]))
+    decision = _derive(output)
+    assert decision.facts[0].verification == "no_evidence"
+    assert decision.overrides[0].rule == "fact.evidence_ref_unknown"
+    assert "trace-9" in decision.overrides[0].reason
+    assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.0)
+
+
+def test_a_ref_naming_an_invocation_of_this_session_is_enough() -> None:
+    output = _output("PASS", 1.0, _fact(HEAP_LOG, "direct_evidence", [("trace-9", [2])]))
+    decision = _derive(output)
+    assert decision.facts[0].verification == "direct_evidence"
+    assert (decision.derived_verdict, decision.derived_score) == ("PASS", 1.0)
+
+
+def test_a_ref_to_a_deduped_lookup_entry_is_never_fresh_support() -> None:
+    output = _output(
+        "PASS",
+        1.0,
+        _fact(MEMORY, "direct_evidence", [("trace-1", [1])]),
+        _fact(RUNBOOK, "indirect_support", [("trace-4", [5])]),
+    )
+    decision = _derive(output)
+    assert [f.verification for f in decision.facts] == ["direct_evidence", "no_evidence"]
+    assert [(o.rule, o.fact_index, o.from_value) for o in decision.overrides[:1]] == [
+        ("fact.evidence_not_fresh", 1, "indirect_support")
+    ]
+    assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.5)
+
+
+def test_a_ref_to_a_no_hit_entry_is_downgraded_and_any_fresh_ref_keeps_the_fact() -> None:
+    only_no_hit = _output("PASS", 1.0, _fact(HIKARI, "direct_evidence", [("trace-5", [6])]))
+    assert _derive(only_no_hit).overrides[0].rule == "fact.evidence_not_fresh"
+    mixed = _output(
+        "PASS", 1.0, _fact(MEMORY, "direct_evidence", [("trace-5", [6]), ("trace-1", [1])])
+    )
+    assert _derive(mixed).facts[0].verification == "direct_evidence"
+
+
+def test_an_entry_of_only_deduped_calls_is_not_fresh_even_if_labelled_supported() -> None:
+    stale = _item("trace-6", "lookup_knowledge", [7], "indirect", deduped=1)
+    output = _output("LOW_CONFID", 0.6, _fact(RUNBOOK, "indirect_support", [("trace-6", [7])]))
+    decision = derive_verdict(output, GATE_PASS, [*SUMMARY, stale], {*SESSION_IDS, 7})
+    assert decision.overrides[0].rule == "fact.evidence_not_fresh"
+
+
+def test_a_session_invocation_missing_from_the_summary_is_not_fresh_support() -> None:
+    output = _output("PASS", 1.0, _fact(MEMORY, "direct_evidence", [("trace-9", [7])]))
+    decision = derive_verdict(output, GATE_PASS, SUMMARY, {*SESSION_IDS, 7})
+    assert decision.overrides[0].rule == "fact.evidence_not_fresh"
+
+
+def test_contradicted_and_no_evidence_labels_are_never_touched_by_ref_checks() -> None:
+    output = _output(
+        "REJECT", 0.0, _fact(HIKARI, "contradicted", []), _fact(LEAK, "no_evidence", [])
+    )
+    decision = _derive(output)
+    assert [f.verification for f in decision.facts] == ["contradicted", "no_evidence"]
+    assert decision.overrides == []
+
+
+# --------------------------------------------------------------------------- gatekeeper
+
+
+def _pass_output() -> VerifierOutput:
+    return _output("PASS", 1.0, _fact(MEMORY, "direct_evidence", [("trace-1", [1])]))
+
+
+def test_gatekeeper_reject_caps_pass_to_reject_with_score_zero() -> None:
+    decision = _derive(_pass_output(), GATE_REJECT)
+    assert (decision.derived_verdict, decision.derived_score) == ("REJECT", 0.0)
+    assert [(o.rule, o.from_value, o.to_value) for o in decision.overrides] == [
+        ("gatekeeper.reject", "PASS", "REJECT"),
+        ("gatekeeper.reject", 1.0, 0.0),
+    ]
+    assert "evidence.raw_path" in decision.overrides[0].reason
+    # The verifier's facts still feed the audit and the templates.
+    assert decision.facts[0].verification == "direct_evidence"
+
+
+def test_gatekeeper_low_confid_caps_pass_and_keeps_the_score() -> None:
+    decision = _derive(_pass_output(), GATE_LOW)
+    assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 1.0)
+    assert [(o.rule, o.from_value, o.to_value) for o in decision.overrides] == [
+        ("gatekeeper.low_confid", "PASS", "LOW_CONFID")
+    ]
+
+
+def test_gatekeeper_low_confid_does_not_raise_a_reject_or_touch_low_confid() -> None:
+    contradicted = _output("REJECT", 0.0, _fact(HIKARI, "contradicted", [("trace-5", [6])]))
+    assert _derive(contradicted, GATE_LOW).derived_verdict == "REJECT"
+    low = _output("LOW_CONFID", 0.6, _fact(RUNBOOK, "indirect_support", [("trace-3", [3])]))
+    decision = _derive(low, GATE_LOW)
+    assert (decision.derived_verdict, decision.derived_score, decision.overrides) == (
+        "LOW_CONFID",
+        0.6,
+        [],
+    )
+
+
+def test_an_executor_parse_failure_grade_caps_pass_to_low_confid() -> None:
+    decision = _derive(_pass_output(), GATE_PARSE_FAILED)
+    assert decision.derived_verdict == "LOW_CONFID"
+    assert "executor.parse_failed" in decision.overrides[0].reason
+
+
+# --------------------------------------------------------------------------- fallback
+
+
+def test_fallback_is_low_confid_with_no_model_values_and_a_recorded_override() -> None:
+    decision = fallback_decision("verifier output is not valid JSON after one re-ask", GATE_PASS)
+    assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.0)
+    assert (decision.model_verdict, decision.model_score, decision.facts) == (None, None, [])
+    assert decision.overrides == [
+        Override(
+            rule="verifier.fallback",
+            from_value=None,
+            to_value="LOW_CONFID",
+            reason="verifier output is not valid JSON after one re-ask",
+        )
+    ]
+    assert fallback_decision("no verifier output", None).derived_verdict == "LOW_CONFID"
+    assert fallback_decision("no verifier output", GATE_LOW).derived_verdict == "LOW_CONFID"
+
+
+def test_fallback_never_softens_a_gatekeeper_reject() -> None:
+    decision = fallback_decision("no verifier output", GATE_REJECT)
+    assert (decision.derived_verdict, decision.derived_score) == ("REJECT", 0.0)
+    assert _rules(decision) == ["verifier.fallback", "gatekeeper.reject"]
+
+
+def test_fallback_needs_a_reason() -> None:
+    with pytest.raises(ValueError, match="reason"):
+        fallback_decision("  ", GATE_PASS)
+
+
+def test_a_decision_survives_a_json_round_trip() -> None:
+    output = _output(
+        "PASS",
+        0.9,
+        _fact(MEMORY, "direct_evidence", [("trace-1", [1])]),
+        _fact(HEAP_LOG, "direct_evidence", []),
+    )
+    decision = _derive(output, GATE_LOW)
+    assert VerdictDecision.model_validate_json(decision.model_dump_json()) == decision
