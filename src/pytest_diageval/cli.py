@@ -3,6 +3,8 @@
 - ``diageval ask "<query>"``: one diagnosis against a live OpenAI-compatible endpoint; prints
   the final answer and a short audit, and leaves the session in a SQLite file.
 - ``diageval schema``: prints the JSON Schema of the scenario YAML format.
+- ``diageval serve-local``: runs the small local model (the ``local`` extra) behind an
+  OpenAI-compatible server on 127.0.0.1 and prints the settings to record against it.
 """
 
 from __future__ import annotations
@@ -44,6 +46,22 @@ def _parser() -> argparse.ArgumentParser:
 
     schema = commands.add_parser("schema", help="print the scenario JSON Schema")
     schema.set_defaults(handler=_schema)
+
+    serve = commands.add_parser(
+        "serve-local", help="serve the local model (needs the 'local' extra) until Ctrl-C"
+    )
+    serve.add_argument("--port", type=int, default=None, help="port (default: a free one)")
+    serve.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="model cache (default ~/.cache/pytest-diageval)",
+    )
+    serve.add_argument("--n-ctx", type=int, default=8192, help="context window in tokens")
+    serve.add_argument(
+        "--startup-timeout", type=float, default=120.0, help="seconds to wait for the server"
+    )
+    serve.set_defaults(handler=_serve_local)
     return parser
 
 
@@ -122,3 +140,41 @@ def _schema(args: argparse.Namespace) -> int:
 
     sys.stdout.write(render_schema())
     return 0
+
+
+def _serve_local(args: argparse.Namespace) -> int:
+    from pytest_diageval.local_server import (
+        LocalExtraMissing,
+        LocalServer,
+        LocalServerError,
+        require_local_extra,
+    )
+
+    try:
+        require_local_extra()
+    except LocalExtraMissing as exc:
+        print(f"diageval serve-local: {exc}", file=sys.stderr)
+        return 2
+    server = LocalServer(
+        cache_dir=args.cache_dir,
+        port=args.port,
+        n_ctx=args.n_ctx,
+        startup_timeout=args.startup_timeout,
+    )
+    try:
+        with server:
+            print(f"export OPENAI_BASE_URL={server.base_url}")
+            print(f"export DIAGEVAL_MODEL={server.model}")
+            print(
+                f"# any OPENAI_API_KEY works: the local server ignores it. Log: {server.log_path}."
+                " Ctrl-C stops the server.",
+                flush=True,
+            )
+            code = server.wait()
+            print(server.describe_failure(f"the server exited with code {code}"), file=sys.stderr)
+            return 1
+    except LocalServerError as exc:
+        print(f"diageval serve-local: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0

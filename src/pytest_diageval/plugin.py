@@ -1,4 +1,113 @@
 """pytest entry point of pytest-diageval (registered through the ``pytest11`` entry point).
 
-Hooks, options and fixtures only; the work lives in the layers below.
+Hooks, options and fixtures only; the work lives in :mod:`pytest_diageval.harness` (scenario
+files, items, cassettes, reports), the agents and the core below it. Heavy imports happen
+inside the hooks, so a pytest run that collects no scenario pays almost nothing.
 """
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+__all__ = [
+    "pytest_addoption",
+    "pytest_collect_file",
+    "pytest_configure",
+    "pytest_runtest_makereport",
+    "pytest_xdist_make_scheduler",
+]
+
+RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("diageval", "evidence-grounded diagnosis scenarios")
+    group.addoption(
+        "--diageval-record",
+        choices=RECORD_MODES,
+        default="none",
+        help="cassette record mode (pytest-recording's names): none replays only (default)",
+    )
+    group.addoption(
+        "--diageval-base-url",
+        default=None,
+        help="OpenAI-compatible base URL to record against (default: $OPENAI_BASE_URL)",
+    )
+    group.addoption(
+        "--diageval-model",
+        default=None,
+        help="model name to record with (default: $DIAGEVAL_MODEL, or the cassette's model)",
+    )
+    group.addoption(
+        "--diageval-report",
+        metavar="PATH.json",
+        default=None,
+        help="write every scenario's results and full audit trail as JSON",
+    )
+    parser.addini(
+        "diageval_cassette_dir",
+        "folder of default cassettes, relative to rootdir (default: cassettes/ beside a scenario)",
+        default="",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from pytest_diageval.harness.items import SETTINGS_KEY
+    from pytest_diageval.harness.report import DiagevalReporter
+    from pytest_diageval.harness.runner import RunSettings
+
+    config.stash[SETTINGS_KEY] = RunSettings.from_env(
+        config.getoption("diageval_record"),
+        config.getoption("diageval_base_url"),
+        config.getoption("diageval_model"),
+    )
+    config.pluginmanager.register(DiagevalReporter(config), "diageval-reporter")
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    from pytest_diageval.harness.items import ScenarioFile, is_scenario_file
+
+    if is_scenario_file(file_path):
+        node: pytest.Collector = ScenarioFile.from_parent(parent, path=file_path)
+        return node
+    return None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Attach the scenario's summary (and, once per scenario, its audit) to the report."""
+    report = yield
+    from pytest_diageval.harness.items import ScenarioItem
+
+    if isinstance(item, ScenarioItem) and call.when == "call":
+        report.diageval = item_payload(item)  # type: ignore[attr-defined]
+    return report
+
+
+def item_payload(item: Any) -> dict[str, Any]:
+    from pytest_diageval.harness.report import audit_record, scenario_summary
+
+    node = item.scenario_node
+    run = node.run()
+    payload: dict[str, Any] = {"summary": scenario_summary(node.scenario, run), "audit": None}
+    wants_audit = item.config.getoption("diageval_report") is not None
+    if wants_audit and not node.audit_reported:
+        node.audit_reported = True
+        payload["audit"] = audit_record(node.scenario, node.path, run)
+    return payload
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``-n`` with the default distribution, keep each scenario's items on one worker."""
+    if config.getoption("dist", "load") != "load":
+        return None
+    from pytest_diageval.harness.scheduling import ScenarioScheduling
+
+    return ScenarioScheduling(config, log)

@@ -163,3 +163,19 @@ def test_interleaved_process_writers_lose_no_channel(tmp_path: Path) -> None:
         "rule_evaluation": {"worker": 0, "i": WRITES_PER_WORKER - 1},
         "verifier_evaluation": {"worker": 1, "i": WRITES_PER_WORKER - 1},
     }
+
+
+def test_modify_channel_sees_the_old_value_inside_the_same_transaction() -> None:
+    store = Store()
+    store.create_session("s1", "q", NOW)
+    seen: list[object] = []
+
+    def append_round(old: object) -> dict[str, list[int]]:
+        seen.append(old)
+        rounds = [] if old is None else list(old["rounds"])  # type: ignore[index]
+        return {"rounds": [*rounds, len(rounds) + 1]}
+
+    store.modify_self_evaluation("s1", "verifier_evaluation", append_round)
+    store.modify_self_evaluation("s1", "verifier_evaluation", append_round)
+    assert seen == [None, {"rounds": [1]}]
+    assert store.get_session("s1")["self_evaluation"] == {"verifier_evaluation": {"rounds": [1, 2]}}

@@ -399,3 +399,44 @@ def test_a_decision_survives_a_json_round_trip() -> None:
     )
     decision = _derive(output, GATE_LOW)
     assert VerdictDecision.model_validate_json(decision.model_dump_json()) == decision
+
+
+# --------------------------------------------------------------------------- negative claims
+
+NO_HIKARI = "未检索到 order-service 的 HikariCP 连接池耗尽日志"
+
+
+def _negative(verification: str = "direct_evidence", claim_id: str = "claim-1") -> dict[str, Any]:
+    return {**_fact(NO_HIKARI, verification, [("trace-5", [6])]), "claim_id": claim_id}
+
+
+def test_a_no_hit_search_supports_only_a_negative_observation_claim() -> None:
+    output = _output("PASS", 1.0, _negative())
+    negative = derive_verdict(
+        output, GATE_PASS, SUMMARY, SESSION_IDS, negative_claim_ids=["claim-1"]
+    )
+    assert (negative.derived_verdict, negative.derived_score) == ("PASS", 1.0)
+    assert negative.overrides == []
+    positive = derive_verdict(output, GATE_PASS, SUMMARY, SESSION_IDS, negative_claim_ids=[])
+    assert (positive.derived_verdict, positive.derived_score) == ("LOW_CONFID", 0.0)
+    assert positive.overrides[0].rule == "fact.evidence_not_fresh"
+
+
+def test_a_deduped_or_foreign_entry_never_supports_a_negative_claim() -> None:
+    deduped = {**_fact(NO_HIKARI, "direct_evidence", [("trace-4", [5])]), "claim_id": "claim-1"}
+    decision = derive_verdict(
+        _output("PASS", 1.0, deduped),
+        GATE_PASS,
+        SUMMARY,
+        SESSION_IDS,
+        negative_claim_ids=["claim-1"],
+    )
+    assert decision.derived_verdict == "LOW_CONFID"
+    other_claim = derive_verdict(
+        _output("PASS", 1.0, _negative(claim_id="claim-2")),
+        GATE_PASS,
+        SUMMARY,
+        SESSION_IDS,
+        negative_claim_ids=["claim-1"],
+    )
+    assert other_claim.derived_verdict == "LOW_CONFID"

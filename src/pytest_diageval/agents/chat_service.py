@@ -17,11 +17,12 @@ store: never an unhandled traceback, never a PASS.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from pytest_diageval.agents.executor import ExecutorBudget, ExecutorRun, run_executor
 from pytest_diageval.agents.llm import LLM, LLMUnavailable
 from pytest_diageval.agents.planner import PlannerRun, run_planner
-from pytest_diageval.agents.results import ChatResult, RoundResult, ToolCallSummary
+from pytest_diageval.agents.results import ChatResult, RoundResult
 from pytest_diageval.agents.verifier import VerifierRun, run_verifier
 from pytest_diageval.core.audit import build_verifier_evaluation, persist_verifier_evaluation
 from pytest_diageval.core.contracts import GatekeeperResult, RetryContext, VerifierInput
@@ -148,7 +149,7 @@ class ChatService:
             executor_final_answer=executor.final_answer,
             executor_contract=executor.contract,
             parse_status=executor.parse_status,
-            tool_calls=[ToolCallSummary(**vars(call)) for call in executor.tool_calls],
+            tool_calls=executor.tool_calls,
             executor_turns=executor.turns,
             executor_budget_exhausted=executor.budget_exhausted,
             gatekeeper=gatekeeper,
@@ -171,49 +172,49 @@ class ChatService:
         if verifier.output is None:
             return fallback_decision(verifier.failure or "verifier gave no output", gatekeeper)
         invocation_ids = [row.id for row in self.store.list_invocations(session.session_id)]
+        contract = verifier_input.executor_structured_output
+        negative_ids = [
+            claim.claim_id
+            for claim in (contract.claims if contract is not None else [])
+            if claim.claim_type == "negative_observation"
+        ]
         return derive_verdict(
-            verifier.output, gatekeeper, verifier_input.tool_trace_summary, invocation_ids
+            verifier.output,
+            gatekeeper,
+            verifier_input.tool_trace_summary,
+            invocation_ids,
+            negative_claim_ids=negative_ids,
         )
 
     # ------------------------------------------------------------------ persistence
 
     def _persist_planner(self, session: _Session, round_number: int, run: PlannerRun) -> None:
         output = {"plan": None if run.plan is None else run.plan.model_dump(), "error": run.error}
-        self.store.add_agent_step(
-            session.session_id,
-            round=round_number,
-            agent="planner",
-            input={"messages": run.messages},
-            output=output,
-        )
+        self._persist_step(session, round_number, "planner", {"messages": run.messages}, output)
 
     def _persist_executor(self, session: _Session, round_number: int, run: ExecutorRun) -> None:
         output = {
             "final_answer": run.final_answer,
             "parse_status": run.parse_status.model_dump(),
-            "tool_calls": [vars(call) for call in run.tool_calls],
+            "tool_calls": [call.model_dump() for call in run.tool_calls],
             "turns": run.turns,
             "budget_exhausted": run.budget_exhausted,
         }
-        self.store.add_agent_step(
-            session.session_id,
-            round=round_number,
-            agent="executor",
-            input={"query": session.query},
-            output=output,
-        )
+        self._persist_step(session, round_number, "executor", {"query": session.query}, output)
 
     def _persist_verifier(self, session: _Session, round_number: int, run: VerifierRun) -> None:
         output = {
             "verifier_output": None if run.output is None else run.output.model_dump(),
             "failure": run.failure,
         }
+        self._persist_step(session, round_number, "verifier", {"messages": run.messages}, output)
+
+    def _persist_step(
+        self, session: _Session, round_number: int, agent: str, input: Any, output: Any
+    ) -> None:
+        """One agent step row (an agent's run in one round); bumps ``step_count``."""
         self.store.add_agent_step(
-            session.session_id,
-            round=round_number,
-            agent="verifier",
-            input={"messages": run.messages},
-            output=output,
+            session.session_id, round=round_number, agent=agent, input=input, output=output
         )
 
     # ------------------------------------------------------------------ endings

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from pytest_diageval.agents.llm import LLM, assistant_message
 from pytest_diageval.agents.prompts import load_prompt, wrap_data
+from pytest_diageval.agents.results import ToolCallSummary
 from pytest_diageval.core.contracts import ExecutorContract, ParseStatus, Plan, RetryContext
 from pytest_diageval.core.recorder import (
     EVIDENCE_LIST_KEYS,
@@ -33,7 +34,6 @@ __all__ = [
     "BUDGET_EXHAUSTED_NOTICE",
     "ExecutorBudget",
     "ExecutorRun",
-    "ToolCallRecord",
     "parse_contract",
     "run_executor",
 ]
@@ -52,23 +52,12 @@ class ExecutorBudget:
     max_turns: int = 6
 
 
-@dataclass(frozen=True)
-class ToolCallRecord:
-    """One tool call the model asked for, and what came of it."""
-
-    call_id: str
-    name: str
-    arguments: dict[str, Any] | str
-    invocation_id: int | None
-    error: str | None
-
-
 @dataclass
 class ExecutorRun:
     final_answer: str
     contract: ExecutorContract | None
     parse_status: ParseStatus
-    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    tool_calls: list[ToolCallSummary] = field(default_factory=list)
     turns: int = 0
     budget_exhausted: bool = False
 
@@ -98,7 +87,7 @@ def run_executor(
     budget: ExecutorBudget = ExecutorBudget(),
 ) -> ExecutorRun:
     messages = executor_messages(query, plan, retry_context)
-    calls: list[ToolCallRecord] = []
+    calls: list[ToolCallSummary] = []
     for turn in range(1, budget.max_turns + 1):
         if len(calls) >= budget.max_tool_calls:
             break
@@ -132,7 +121,7 @@ def parse_contract(text: str) -> tuple[ExecutorContract | None, ParseStatus]:
 # --------------------------------------------------------------------------- internals
 
 
-def _finish(text: str, calls: list[ToolCallRecord], *, turns: int, exhausted: bool) -> ExecutorRun:
+def _finish(text: str, calls: list[ToolCallSummary], *, turns: int, exhausted: bool) -> ExecutorRun:
     contract, status = parse_contract(text)
     return ExecutorRun(
         final_answer=text,
@@ -150,7 +139,7 @@ def _run_tool_call(
     round: int,
     calls_so_far: int,
     budget: ExecutorBudget,
-) -> tuple[ToolCallRecord, str]:
+) -> tuple[ToolCallSummary, str]:
     name = tool_call.function.name
     raw_arguments = tool_call.function.arguments or "{}"
     try:
@@ -167,7 +156,7 @@ def _run_tool_call(
         recorded = recorder.call(name, arguments, round=round)
     except (UnknownToolError, ToolArgumentError) as exc:
         return _error_reply(tool_call.id, name, arguments, str(exc))
-    record = ToolCallRecord(
+    record = ToolCallSummary(
         call_id=tool_call.id,
         name=name,
         arguments=arguments,
@@ -205,8 +194,8 @@ def _tool_reply(recorded: RecordedCall) -> str:
 
 def _error_reply(
     call_id: str, name: str, arguments: dict[str, Any] | str, error: str
-) -> tuple[ToolCallRecord, str]:
-    record = ToolCallRecord(
+) -> tuple[ToolCallSummary, str]:
+    record = ToolCallSummary(
         call_id=call_id, name=name, arguments=arguments, invocation_id=None, error=error
     )
     reply = wrap_data(

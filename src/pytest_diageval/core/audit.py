@@ -85,24 +85,24 @@ def persist_verifier_evaluation(store: Store, session_id: str, record: dict[str,
     """Write ``record`` as the latest round, keeping every earlier round.
 
     A record for a round already stored replaces that round (a re-run is idempotent). The
-    read and the channel write are two store calls: one session has one ChatService writing
-    this channel, and the store's channel update keeps ``rule_evaluation`` intact anyway.
+    whole read-modify-write is one store transaction, so no concurrent writer is lost.
     """
     if "rounds" in record or not isinstance(record.get("round"), int):
         raise ValueError(
             "persist_verifier_evaluation: record must come from build_verifier_evaluation"
             " (an int 'round' and no 'rounds' key)"
         )
-    rounds = [r for r in _stored_rounds(store, session_id) if r.get("round") != record["round"]]
-    rounds.append(record)
-    rounds.sort(key=lambda r: int(r["round"]))
-    latest = rounds[-1]
-    store.update_self_evaluation(session_id, _CHANNEL, {**latest, "rounds": rounds})
+
+    def add_round(channel: Any) -> dict[str, Any]:
+        rounds = [r for r in _stored_rounds(channel) if r.get("round") != record["round"]]
+        rounds.append(record)
+        rounds.sort(key=lambda r: int(r["round"]))
+        return {**rounds[-1], "rounds": rounds}
+
+    store.modify_self_evaluation(session_id, _CHANNEL, add_round)
 
 
-def _stored_rounds(store: Store, session_id: str) -> list[dict[str, Any]]:
-    container = store.get_session(session_id)["self_evaluation"] or {}
-    channel = container.get(_CHANNEL)
+def _stored_rounds(channel: Any) -> list[dict[str, Any]]:
     if not isinstance(channel, dict):
         return []
     rounds = channel.get("rounds")

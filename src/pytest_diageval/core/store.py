@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -142,10 +142,17 @@ class Store:
             self._require_row(cursor, session_id)
 
     def update_self_evaluation(self, session_id: str, channel: str, value: Any) -> None:
-        """Replace one channel of ``self_evaluation``; every other channel stays.
+        """Replace one channel of ``self_evaluation``; every other channel stays."""
+        self.modify_self_evaluation(session_id, channel, lambda _old: value)
 
-        The container object is created only when the column is NULL; it is never replaced
-        whole once it exists.
+    def modify_self_evaluation(
+        self, session_id: str, channel: str, update: Callable[[Any], Any]
+    ) -> None:
+        """Read-modify-write one channel: ``update(old value or None)`` gives the new value.
+
+        Read and write happen inside one ``BEGIN IMMEDIATE`` transaction, so concurrent
+        writers never lose each other's updates. The container object is created only when
+        the column is NULL; it is never replaced whole once it exists.
         """
         if channel not in SELF_EVALUATION_CHANNELS:
             raise StoreError(
@@ -159,7 +166,7 @@ class Store:
             if row is None:
                 raise StoreError(f"no diagnosis_session with id {session_id!r}")
             container = {} if row[0] is None else json.loads(row[0])
-            container[channel] = value
+            container[channel] = update(container.get(channel))
             conn.execute(
                 "UPDATE diagnosis_session SET self_evaluation = ? WHERE id = ?",
                 (stable_json(container), session_id),

@@ -105,11 +105,20 @@ def derive_verdict(
     gatekeeper: GatekeeperResult,
     trace_summary: Sequence[ToolTraceSummaryItem],
     session_invocation_ids: Collection[int],
+    negative_claim_ids: Collection[str] = (),
 ) -> VerdictDecision:
-    """Decide the verdict from the verifier's fact labels, the trace and the gatekeeper."""
+    """Decide the verdict from the verifier's fact labels, the trace and the gatekeeper.
+
+    ``negative_claim_ids`` are the executor's ``negative_observation`` claims: a completed
+    search that found nothing is the evidence of "未检索到 …", and of nothing else.
+    """
     overrides: list[Override] = []
     facts = _downgrade_facts(
-        verifier_output.facts_checked, trace_summary, frozenset(session_invocation_ids), overrides
+        verifier_output.facts_checked,
+        trace_summary,
+        frozenset(session_invocation_ids),
+        frozenset(negative_claim_ids),
+        overrides,
     )
     verdict, score, reason = _matrix([fact for fact in facts if fact.is_critical])
     _record_model_disagreement(verifier_output, verdict, score, reason, overrides)
@@ -160,12 +169,14 @@ def _downgrade_facts(
     facts: Sequence[FactChecked],
     trace_summary: Sequence[ToolTraceSummaryItem],
     session_ids: frozenset[int],
+    negative_claim_ids: frozenset[str],
     overrides: list[Override],
 ) -> list[FactChecked]:
     derived: list[FactChecked] = []
     for index, fact in enumerate(facts):
+        negative = fact.claim_id is not None and fact.claim_id in negative_claim_ids
         problem = (
-            _reference_problem(fact.evidence_refs, trace_summary, session_ids)
+            _reference_problem(fact.evidence_refs, trace_summary, session_ids, negative)
             if fact.verification in _SUPPORTING
             else None
         )
@@ -191,6 +202,7 @@ def _reference_problem(
     refs: Sequence[FactEvidenceRef],
     trace_summary: Sequence[ToolTraceSummaryItem],
     session_ids: frozenset[int],
+    negative: bool,
 ) -> tuple[str, str] | None:
     """Why these refs cannot support a fact, as ``(rule, reason)``; None when they can."""
     if not refs:
@@ -210,7 +222,7 @@ def _reference_problem(
         for item in trace_summary
         if item.trace_ref in named_traces or named_ids.intersection(item.source_invocation_ids)
     ]
-    if not any(_is_fresh_support(item) for item in entries):
+    if not any(_is_fresh_support(item, negative) for item in entries):
         return (
             "fact.evidence_not_fresh",
             "evidence_refs point only at entries without fresh support"
@@ -219,9 +231,13 @@ def _reference_problem(
     return None
 
 
-def _is_fresh_support(item: ToolTraceSummaryItem) -> bool:
+def _is_fresh_support(item: ToolTraceSummaryItem, negative: bool) -> bool:
     only_deduped = item.deduped_invocation_count >= item.invocation_count > 0
-    return item.evidence_level != "none" and not only_deduped
+    if only_deduped:
+        return False
+    if negative:  # a search that completed and found nothing supports "nothing was found"
+        return item.evidence_level != "none" or (item.success and item.no_hit_invocation_count > 0)
+    return item.evidence_level != "none"
 
 
 # --------------------------------------------------------------------------- step 2+3

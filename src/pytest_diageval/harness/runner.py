@@ -7,20 +7,23 @@ the run's error, so each item reports it instead of a traceback from deep inside
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+import yaml
 
 from pytest_diageval.agents.chat_service import ChatService
 from pytest_diageval.agents.llm import LLM, LLMConfig
 from pytest_diageval.agents.results import ChatResult
 from pytest_diageval.agents.scripted import scripted_llm
 from pytest_diageval.core.world import World
-from pytest_diageval.harness.cassettes import CassetteSession, RecordMode
+from pytest_diageval.harness.cassettes import CassetteSession, RecordMode, cassette_transport
 from pytest_diageval.harness.loader import load_scenario_world
 from pytest_diageval.harness.scenario import Scenario
 
-__all__ = ["REPLAY_API_KEY", "RunSettings", "ScenarioRun", "run_scenario"]
+__all__ = ["REPLAY_API_KEY", "RunSettings", "ScenarioRun", "recorded_model", "run_scenario"]
 
 REPLAY_API_KEY = "replay-without-key"
 """Sent (and never recorded) when replaying without OPENAI_API_KEY: replay needs no key."""
@@ -93,7 +96,7 @@ def _run_cassette(
 ) -> ChatResult:
     config = LLMConfig(
         base_url=settings.base_url or DEFAULT_BASE_URL,
-        model=settings.model or DEFAULT_MODEL,
+        model=settings.model or recorded_model(cassette) or DEFAULT_MODEL,
         api_key=settings.api_key or REPLAY_API_KEY,
         # A replay must never sleep through SDK retries; a recording may retry a flaky server.
         max_retries=0 if settings.record_mode == "none" else 2,
@@ -104,7 +107,21 @@ def _run_cassette(
         secrets=[settings.api_key],
         rerecord_command=rerecord_command,
     )
-    with session, LLM(config) as llm:
+    with session, LLM(config, transport=cassette_transport()) as llm:
         result = ChatService().run(scenario.query, world, llm, session_id=scenario.scenario_id)
     session.verify()
     return result
+
+
+def recorded_model(cassette: Path) -> str | None:
+    """The model a cassette was recorded with, so a replay needs no ``--diageval-model``."""
+    if not cassette.is_file():
+        return None
+    data = yaml.safe_load(cassette.read_text("utf-8")) or {}
+    for interaction in data.get("interactions", []):
+        body = interaction.get("request", {}).get("body")
+        if isinstance(body, str):
+            body = json.loads(body)
+        if isinstance(body, dict) and isinstance(body.get("model"), str):
+            return str(body["model"])
+    return None

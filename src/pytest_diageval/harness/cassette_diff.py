@@ -1,0 +1,97 @@
+"""What a stale-cassette error shows: which agent made a request and how it differs.
+
+Split from :mod:`pytest_diageval.harness.cassettes` (which re-exports the public names) so
+the session and matching code stays short. A replay miss is reported with a short unified
+diff of the recorded and the current request: one message per block, JSON one field per
+line, prose split into sentences and lines cut into chunks, Chinese kept readable, so the
+diff points at the sentence that changed rather than at one huge JSON line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+import re
+from typing import Any
+
+from vcr.request import Request
+
+from pytest_diageval.agents.llm import ROUND_HEADER, STAGE_HEADER
+from pytest_diageval.core.store import stable_json
+
+__all__ = ["describe_request", "request_diff"]
+
+_MAX_DIFF_LINES = 40
+_CHUNK = 100  # rendered lines are cut into chunks this long, so a diff shows where they differ
+_SENTENCE_END = re.compile(r"(?<=[。！？；])")
+
+
+def describe_request(request: Request | None) -> str:
+    """``stage executor, round 2``: which agent made a call, from its recorded headers."""
+    if request is None:
+        return "no request"
+    stage = request.headers.get(STAGE_HEADER) or f"unknown (no {STAGE_HEADER} header)"
+    round_ = request.headers.get(ROUND_HEADER) or "?"
+    return f"stage {stage}, round {round_}"
+
+
+def request_diff(recorded: Request, current: Request) -> str:
+    """A short unified diff of two requests, one message per block, Chinese kept readable."""
+    before, after = _render_request(recorded), _render_request(current)
+    diff = list(difflib.unified_diff(before, after, "recorded", "this run", n=2, lineterm=""))
+    if not diff:
+        return "(no visible difference in method, path, parameters or messages)"
+    if len(diff) > _MAX_DIFF_LINES:
+        diff = [*diff[:_MAX_DIFF_LINES], f"… ({len(diff) - _MAX_DIFF_LINES} more diff lines)"]
+    return "\n".join(diff)
+
+
+def _render_request(request: Request) -> list[str]:
+    lines = [f"{request.method} {request.path}"]
+    try:
+        body = json.loads(request.body or b"null")
+    except ValueError:
+        return lines + _text_lines(request.body.decode("utf-8", "replace"))
+    if not isinstance(body, dict):
+        return lines + _text_lines(stable_json(body))
+    for key in ("model", "temperature", "tool_choice", "response_format"):
+        if key in body:
+            lines.extend(_chunks(f"{key}: {stable_json(body[key])}"))
+    for tool in body.get("tools") or []:
+        lines.append(f"── tool {tool.get('function', {}).get('name', '?')}")
+        lines.extend(_text_lines(stable_json(tool)))
+    for number, message in enumerate(body.get("messages") or [], start=1):
+        lines.extend(_render_message(number, message))
+    return lines
+
+
+def _render_message(number: int, message: dict[str, Any]) -> list[str]:
+    call_id = f" ({message['tool_call_id']})" if message.get("tool_call_id") else ""
+    lines = [f"── message {number}: {message.get('role', '?')}{call_id}"]
+    content = message.get("content")
+    if isinstance(content, list):
+        for part in content:
+            lines.extend(_text_lines(part.get("text") or stable_json(part)))
+    elif content is not None:
+        lines.extend(_text_lines(str(content)))
+    for call in message.get("tool_calls") or []:
+        function = call.get("function", {})
+        lines.extend(_chunks(f"→ {function.get('name')}({function.get('arguments')})"))
+    return lines
+
+
+def _text_lines(text: str) -> list[str]:
+    """JSON pretty-printed (one field per line); prose split into lines and sentences."""
+    if text[:1] in "{[":
+        with contextlib.suppress(ValueError):
+            text = json.dumps(json.loads(text), ensure_ascii=False, indent=1)
+    lines: list[str] = []
+    for line in text.splitlines():
+        for sentence in _SENTENCE_END.split(line):
+            lines.extend(_chunks(sentence))
+    return lines
+
+
+def _chunks(line: str) -> list[str]:
+    return [line[start : start + _CHUNK] for start in range(0, len(line), _CHUNK)] or [""]

@@ -1,0 +1,357 @@
+"""Recorded model traffic: vcrpy cassettes for scenario runs.
+
+``with cassette_session(path, record_mode=..., secrets=[api_key]) as handle: <run>`` and then
+``handle.verify()``. vcrpy patches ``httpx2`` (the transport of openai 3.x), so the real SDK
+code path runs in replay too.
+
+Record modes (pytest-recording's names and meanings):
+
+* ``none`` (default): replay only. A request that is not in the cassette fails at once and no
+  network is touched; a missing cassette is an error.
+* ``once``: record if the cassette file does not exist, otherwise behave like ``none``.
+* ``new_episodes``: replay what is recorded, record (and append) what is not.
+* ``all``: never replay; every request goes to the server and is recorded (vcrpy ≥ 9.4 replaces
+  the recorded interactions it re-records and keeps the others).
+* ``rewrite``: delete the cassette, then record everything anew.
+
+Matching rule: method, URL path and the canonical request body (model, messages, tools,
+tool_choice, response_format, temperature: parsed JSON re-serialised with ``stable_json``).
+Scheme, host, port and query are ignored (a cassette recorded against a local server replays
+with any base URL). Headers are never matched, so the volatile SDK headers (``x-stainless-*``,
+including the retry counter ``x-stainless-retry-count``, and ``user-agent``) cannot cause a miss;
+they are not even stored. Each recorded interaction plays once, in order among equal requests.
+
+In replay, a miss raises :class:`StaleCassetteError` (stage, round, message diff from
+:mod:`~pytest_diageval.harness.cassette_diff`, re-record command); recorded interactions left
+unplayed make :meth:`CassetteSession.verify` raise :class:`UnplayedInteractionsError`. The
+stale error derives from ``openai.OpenAIError`` because the SDK re-raises those untouched
+(anything else from a transport is retried, slept on and wrapped as a connection error).
+
+Secrets: request headers are stored from an allowlist (content type, accept and the
+``X-Diageval-*`` headers that say which agent made the call); response headers lose
+``Set-Cookie``, ``OpenAI-Organization``, ``OpenAI-Project`` and the auth headers; every given
+secret (of at least :data:`MIN_SECRET_LENGTH` characters; shorter values are no keys and
+replacing them would mangle the text) is replaced by :data:`SCRUBBED` everywhere. After each
+write the file is scanned for key-like strings (:func:`scan_for_secrets`). The lists, the
+scrubbing and the scan live in :mod:`~pytest_diageval.harness.cassette_secrets`.
+
+Cassettes are readable YAML: decoded (uncompressed) bodies, JSON bodies pretty-printed with
+real Chinese characters, multi-line text as literal blocks. The recorded request body is only
+ever compared, never sent again, so reformatting it is safe; the response body stays the same
+JSON (with a matching ``content-length``). The YAML serializer and the UTF-8 file persister
+live in :mod:`~pytest_diageval.harness.cassette_format`.
+
+vcrpy patches the HTTP libraries process-wide: one cassette session at a time per process
+(pytest-xdist workers are processes, so they are fine).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import ssl
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, Self, get_args
+
+import httpx2
+import openai
+import vcr
+from vcr.cassette import Cassette
+from vcr.request import Request
+
+from pytest_diageval.core.store import stable_json
+from pytest_diageval.harness.cassette_diff import describe_request, request_diff
+from pytest_diageval.harness.cassette_format import ReadableYaml, Utf8Persister
+from pytest_diageval.harness.cassette_secrets import (
+    DROPPED_HEADERS,
+    MIN_SECRET_LENGTH,
+    SCRUBBED,
+    before_save_scrubber,
+    find_secret,
+)
+
+__all__ = [
+    "CANONICAL_BODY_KEYS",
+    "DROPPED_HEADERS",
+    "MIN_SECRET_LENGTH",
+    "RECORD_MODES",
+    "SCRUBBED",
+    "CassetteError",
+    "CassetteSession",
+    "MissingCassetteError",
+    "RecordMode",
+    "SecretLeakError",
+    "StaleCassetteError",
+    "UnplayedInteractionsError",
+    "canonical_body",
+    "cassette_session",
+    "cassette_transport",
+    "describe_request",
+    "request_diff",
+    "scan_for_secrets",
+]
+
+RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
+RECORD_MODES: tuple[RecordMode, ...] = get_args(RecordMode)
+# rewrite deletes the file first; on an empty cassette new_episodes records everything.
+_VCR_MODE: dict[RecordMode, str] = {
+    "none": "none",
+    "once": "once",
+    "new_episodes": "new_episodes",
+    "all": "all",
+    "rewrite": "new_episodes",
+}
+
+CANONICAL_BODY_KEYS = (
+    "model",
+    "messages",
+    "tools",
+    "tool_choice",
+    "response_format",
+    "temperature",
+)
+
+
+class CassetteError(Exception):
+    """Base of every cassette problem."""
+
+
+class MissingCassetteError(CassetteError):
+    """Replay was asked for, but the cassette file does not exist."""
+
+
+class StaleCassetteError(CassetteError, openai.OpenAIError):
+    """A request in replay matches no recorded interaction (the prompt or inputs changed)."""
+
+
+class UnplayedInteractionsError(CassetteError):
+    """Replay ended with recorded interactions never asked for (a shorter path)."""
+
+
+class SecretLeakError(CassetteError):
+    """A written cassette contains something that looks like a credential."""
+
+
+@functools.lru_cache(maxsize=256)
+def canonical_body(body: bytes | None) -> str:
+    """The part of a request body that must match; cached because it is asked for repeatedly.
+
+    vcrpy bodies are immutable ``bytes`` (their hash is cached too), so the cache key is cheap.
+    """
+    if not body:
+        return ""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return "raw:" + body.decode("utf-8", "replace")
+    if not isinstance(data, dict):
+        return stable_json(data)
+    picked = {key: data[key] for key in CANONICAL_BODY_KEYS if key in data}
+    if isinstance(picked.get("temperature"), int | float):
+        picked["temperature"] = float(picked["temperature"])  # 0 and 0.0 are the same request
+    return stable_json(picked)
+
+
+def _body_matcher(current: Request, recorded: Request) -> bool:
+    """vcrpy matcher; a plain ``False`` on a miss (stock matchers build a diff per candidate)."""
+    return canonical_body(current.body) == canonical_body(recorded.body)
+
+
+_VCR = vcr.VCR(
+    serializer="readable-yaml",
+    match_on=("method", "path", "diageval_body"),
+    decode_compressed_response=True,
+    record_on_exception=True,
+)
+_VCR.register_serializer("readable-yaml", ReadableYaml())
+_VCR.register_matcher("diageval_body", _body_matcher)
+
+
+class _SessionCassette(Cassette):  # type: ignore[misc]
+    """A vcrpy cassette that reports a replay miss with our own error, before any network."""
+
+    on_miss: Callable[[Request, int], Exception] | None = None
+    requests_seen = 0
+
+    def can_play_response_for(self, request: Request) -> bool:
+        self.requests_seen += 1
+        if super().can_play_response_for(request):
+            return True
+        if self.write_protected and self.on_miss is not None:
+            raise self.on_miss(request, self.requests_seen)
+        return False
+
+
+class CassetteSession:
+    """One scenario run against one cassette; use :func:`cassette_session`."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        record_mode: RecordMode = "none",
+        secrets: Sequence[str | None] = (),
+        rerecord_command: str | None = None,
+    ) -> None:
+        if record_mode not in RECORD_MODES:
+            raise ValueError(
+                f"record_mode must be one of {', '.join(RECORD_MODES)}; got {record_mode!r}"
+            )
+        self.path = Path(path)
+        self.record_mode = record_mode
+        self.secrets = tuple(s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH)
+        self.rerecord_command = rerecord_command
+        self.stale: list[StaleCassetteError] = []
+        self.replay_only = False
+        self._context: Any = None
+        self._cassette: Any = None
+        self._persister = Utf8Persister(CassetteError)
+
+    @property
+    def cassette(self) -> Any:
+        """The underlying ``vcr.cassette.Cassette`` (inside the ``with`` block and after it)."""
+        if self._cassette is None:
+            raise RuntimeError("the cassette session has not been entered")
+        return self._cassette
+
+    def __enter__(self) -> Self:
+        if self.record_mode == "rewrite":
+            self.path.unlink(missing_ok=True)
+        if self.record_mode == "none" and not self.path.is_file():
+            raise MissingCassetteError(
+                f"cassette {self.path} does not exist (record mode none replays only)"
+                + self._rerecord_hint()
+            )
+        self._persister = Utf8Persister(CassetteError)
+        self._context = _SessionCassette.use_arg_getter(self._cassette_config)
+        self._cassette = self._context.__enter__()
+        self._cassette.on_miss = self._stale_error
+        self.replay_only = bool(self._cassette.write_protected)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._context.__exit__(exc_type, exc, tb)
+        # Scanned here, not in the persister: an error inside vcrpy's exit would leave the
+        # HTTP libraries patched.
+        if self._persister.saved:
+            scan_for_secrets(self.path, self.secrets)
+
+    def _cassette_config(self) -> dict[str, Any]:
+        config: dict[str, Any] = _VCR.get_merged_config(
+            path=str(self.path),
+            record_mode=_VCR_MODE[self.record_mode],
+            before_save_interaction=before_save_scrubber(self.secrets),
+            persister=self._persister,
+        )
+        # VCR wraps request filters in a deepcopy of the request, run four times per replayed
+        # request: the largest replay cost after stock body matching. We filter nothing at
+        # request time (secrets are scrubbed on save, from copies), so we drop the wrapper.
+        config["before_record_request"] = None
+        return config
+
+    @property
+    def play_count(self) -> int:
+        return int(self.cassette.play_count)
+
+    @property
+    def recorded_count(self) -> int:
+        """Interactions recorded in this session (not loaded from the file)."""
+        return len(self.cassette.data) - int(self.cassette._loaded_count)
+
+    def verify(self) -> None:
+        """After the run: raise the first stale miss, then complain about unplayed records."""
+        if self.stale:
+            raise self.stale[0]
+        if not self.replay_only:
+            return
+        cassette = self.cassette
+        unplayed = [
+            (number, request)
+            for number, (request, _) in enumerate(cassette.data[: cassette._loaded_count], 1)
+            if cassette.play_counts[number - 1] == 0
+        ]
+        if unplayed:
+            listed = ", ".join(f"#{number} {describe_request(req)}" for number, req in unplayed)
+            raise UnplayedInteractionsError(
+                f"cassette {self.path}: {len(unplayed)} of {cassette._loaded_count} recorded "
+                f"interaction(s) were never replayed: {listed}. The run took a shorter path "
+                "than when it was recorded." + self._rerecord_hint()
+            )
+
+    def _stale_error(self, request: Request, number: int) -> StaleCassetteError:
+        loaded = self.cassette.data[: self.cassette._loaded_count]
+        recorded = loaded[number - 1][0] if number <= len(loaded) else None
+        if recorded is None:
+            detail = (
+                f"the cassette holds only {len(loaded)} recorded request(s): this run makes "
+                "more requests than when it was recorded."
+            )
+        else:
+            detail = (
+                f"the recorded request at the same position ({describe_request(recorded)}) "
+                "differs from it:\n" + request_diff(recorded, request)
+            )
+        error = StaleCassetteError(
+            f"stale cassette {self.path}: request #{number} of this run "
+            f"({describe_request(request)}) matches no recorded interaction; {detail}"
+            + self._rerecord_hint()
+        )
+        self.stale.append(error)
+        return error
+
+    def _rerecord_hint(self) -> str:
+        if not self.rerecord_command:
+            return ""
+        return f"\nRe-record this scenario with: {self.rerecord_command}"
+
+
+def cassette_session(
+    path: str | os.PathLike[str],
+    *,
+    record_mode: RecordMode = "none",
+    secrets: Sequence[str | None] = (),
+    rerecord_command: str | None = None,
+) -> CassetteSession:
+    """``with cassette_session(...) as handle: ...`` then ``handle.verify()``."""
+    return CassetteSession(
+        path, record_mode=record_mode, secrets=secrets, rerecord_command=rerecord_command
+    )
+
+
+@functools.cache
+def _shared_ssl_context() -> ssl.SSLContext:
+    return httpx2.create_ssl_context()
+
+
+def cassette_transport() -> httpx2.HTTPTransport:
+    """A network transport for ``make_openai_client`` / ``LLM`` in cassette sessions.
+
+    vcrpy intercepts ``httpx2.HTTPTransport`` (not custom transports), so cassette runs need
+    a real one. Building it from scratch loads the CA bundle into a fresh SSL context, which
+    costs more than replaying a whole scenario; this one shares one context per process.
+    """
+    return httpx2.HTTPTransport(verify=_shared_ssl_context())
+
+
+def scan_for_secrets(path: str | os.PathLike[str], secrets: Sequence[str] = ()) -> None:
+    """Raise :class:`SecretLeakError` at the first key-like string in the file.
+
+    Looks for the given secrets, ``sk-…`` keys (with a digit, so words like ``disk-usage-…``
+    do not count) and ``Bearer`` tokens (:func:`~.cassette_secrets.find_secret`). The
+    message masks the value.
+    """
+    found = find_secret(path, secrets)
+    if found is not None:
+        raise SecretLeakError(
+            f"{path}:{found.line_number}: the cassette contains {found.kind} "
+            f"({found.value[:6]}…); it was written to disk: fix or delete it, and do not "
+            "commit it"
+        )

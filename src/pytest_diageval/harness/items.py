@@ -1,0 +1,174 @@
+"""Scenario files as pytest nodes: file → scenario → one item per ``expect`` key.
+
+Node ids read ``scenarios/hikaricp/negative.yaml::hikaricp-negative::verdict``. The pipeline
+runs once per scenario per process, whichever of its items runs first; under pytest-xdist the
+items of one scenario carry one ``xdist_group`` so they stay on one worker.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest._code.code import ExceptionInfo, TerminalRepr
+
+from pytest_diageval.harness.cassettes import RecordMode
+from pytest_diageval.harness.checks import CheckOutcome, run_check
+from pytest_diageval.harness.loader import (
+    ScenarioError,
+    duplicate_ids,
+    load_scenario,
+    load_scenario_world,
+    resolve_cassette_path,
+)
+from pytest_diageval.harness.report import audit_trail, scenario_summary
+from pytest_diageval.harness.runner import RunSettings, ScenarioRun, run_scenario
+from pytest_diageval.harness.scenario import Scenario
+
+__all__ = [
+    "ExpectationFailed",
+    "ScenarioFile",
+    "ScenarioItem",
+    "ScenarioNode",
+    "ScenarioRunFailed",
+    "is_scenario_file",
+]
+
+NEVER_COLLECTED_DIRS = frozenset({"worlds", "cassettes"})
+SETTINGS_KEY = pytest.StashKey[RunSettings]()
+SEEN_IDS_KEY = pytest.StashKey[dict[str, Path]]()
+
+
+def is_scenario_file(path: Path) -> bool:
+    """Every ``*.yaml`` / ``*.yml`` except those under a ``worlds`` or ``cassettes`` folder."""
+    return path.suffix in {".yaml", ".yml"} and not NEVER_COLLECTED_DIRS.intersection(path.parts)
+
+
+class ExpectationFailed(Exception):
+    """One facet of a scenario did not hold; carries the reviewer-facing outcome."""
+
+    def __init__(self, outcome: CheckOutcome) -> None:
+        super().__init__(outcome.report())
+        self.outcome = outcome
+
+
+class ScenarioRunFailed(Exception):
+    """The scenario could not run to the end (stale cassette, broken script, …)."""
+
+
+class ScenarioFile(pytest.File):
+    def collect(self) -> Iterator[ScenarioNode]:
+        try:
+            scenario = load_scenario(self.path)
+            self._check_unique_id(scenario)
+            load_scenario_world(scenario, self.path)
+            cassette = resolve_cassette_path(
+                scenario,
+                self.path,
+                self._cassette_dir(),
+                must_exist=self.config.stash[SETTINGS_KEY].record_mode == "none",
+            )
+        except ScenarioError as exc:
+            raise self.CollectError(str(exc)) from None
+        yield ScenarioNode.from_parent(
+            self, name=scenario.scenario_id, scenario=scenario, cassette=cassette
+        )
+
+    def _check_unique_id(self, scenario: Scenario) -> None:
+        seen = self.config.stash.setdefault(SEEN_IDS_KEY, {})
+        first = seen.setdefault(scenario.scenario_id, self.path)
+        if first != self.path:
+            pairs = [(scenario.scenario_id, first), (scenario.scenario_id, self.path)]
+            raise self.CollectError("\n".join(duplicate_ids(pairs)))
+
+    def _cassette_dir(self) -> Path:
+        configured = str(self.config.getini("diageval_cassette_dir") or "")
+        if configured:
+            return Path(self.config.rootpath, configured)
+        return self.path.parent / "cassettes"
+
+
+class ScenarioNode(pytest.Collector):
+    """One scenario; owns the (cached) run that all its expectation items check."""
+
+    def __init__(self, *, scenario: Scenario, cassette: Path | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario = scenario
+        self.cassette = cassette
+        self._run: ScenarioRun | None = None
+        self.audit_reported = False
+
+    def collect(self) -> Iterator[ScenarioItem]:
+        for key in self.scenario.expect.present_keys():
+            item = ScenarioItem.from_parent(self, name=key, key=key)
+            item.add_marker(pytest.mark.xdist_group(name=self.scenario.scenario_id))
+            for tag in self.scenario.tags:
+                self.config.addinivalue_line("markers", f"{tag}: scenario tag")
+                item.add_marker(tag)
+            yield item
+
+    def run(self) -> ScenarioRun:
+        if self._run is None:
+            self._run = run_scenario(
+                self.scenario,
+                self.path,
+                cassette=self.cassette,
+                settings=self.config.stash[SETTINGS_KEY],
+                rerecord_command=self.rerecord_command("rewrite"),
+            )
+        return self._run
+
+    def rerecord_command(self, mode: RecordMode) -> str:
+        path = self.path
+        if path.is_relative_to(Path.cwd()):
+            path = path.relative_to(Path.cwd())
+        target = f"{path}::{self.scenario.scenario_id}"
+        return f"pytest {shlex.quote(target)} --diageval-record={mode}"
+
+
+class ScenarioItem(pytest.Item):
+    """One expectation key of one scenario."""
+
+    def __init__(self, *, key: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.key = key
+        self.outcome: CheckOutcome | None = None
+
+    @property
+    def scenario_node(self) -> ScenarioNode:
+        assert isinstance(self.parent, ScenarioNode)
+        return self.parent
+
+    def runtest(self) -> None:
+        node = self.scenario_node
+        run = node.run()
+        self._record_properties(run)
+        if run.result is None:
+            raise ScenarioRunFailed(f"{type(run.error).__name__}: {run.error}")
+        expected = node.scenario.expect.value_of(self.key)
+        self.outcome = run_check(self.key, expected, run.result)
+        if not self.outcome.passed:
+            self.add_report_section("call", "diageval audit trail", audit_trail(run.result))
+            raise ExpectationFailed(self.outcome)
+
+    def _record_properties(self, run: ScenarioRun) -> None:
+        summary = scenario_summary(self.scenario_node.scenario, run)
+        for name in ("verdict", "score", "severity", "rounds"):
+            self.user_properties.append((f"diageval_{name}", summary[name]))
+
+    def repr_failure(
+        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+    ) -> str | TerminalRepr:
+        scenario = self.scenario_node.scenario
+        header = f"scenario {scenario.scenario_id} ({scenario.title}) — expectation '{self.key}'"
+        if isinstance(excinfo.value, ExpectationFailed):
+            return f"{header} failed\n{excinfo.value.outcome.report()}"
+        if isinstance(excinfo.value, ScenarioRunFailed):
+            return f"{header}: the scenario did not run to the end\n{excinfo.value}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{self.scenario_node.scenario.scenario_id}::{self.key}"

@@ -1,0 +1,200 @@
+"""Reports for people and machines: the audit trail of a failing item, the terminal summary
+(one row per scenario and a verdict confusion matrix) and the ``--diageval-report`` JSON.
+
+Everything here reads plain dicts that travel on test reports, so the controller of a
+pytest-xdist run builds the same summary as a single process does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_diageval.agents.results import ChatResult
+from pytest_diageval.harness._evidence import decision_lines, gatekeeper_lines, table
+
+if TYPE_CHECKING:
+    from pytest_diageval.harness.runner import ScenarioRun
+    from pytest_diageval.harness.scenario import Scenario
+
+__all__ = [
+    "DiagevalReporter",
+    "ScenarioSummaries",
+    "audit_record",
+    "audit_trail",
+    "scenario_summary",
+]
+
+VERDICTS = ("PASS", "LOW_CONFID", "REJECT")
+NO_VERDICT = "—"
+
+
+def scenario_summary(scenario: Scenario, run: ScenarioRun) -> dict[str, Any]:
+    """The row of one scenario: what was expected, what happened."""
+    expected = scenario.expect.verdict
+    expected_text = "|".join(expected) if isinstance(expected, list) else (expected or NO_VERDICT)
+    result = run.result
+    last = None if result is None else result.last_round
+    return {
+        "id": scenario.scenario_id,
+        "expected_verdict": expected_text,
+        "verdict": _text(None if result is None else result.final_verdict),
+        "score": NO_VERDICT if result is None or result.final_score is None else result.final_score,
+        "severity": NO_VERDICT if last is None else last.gatekeeper.severity,
+        "rounds": 0 if result is None else len(result.rounds),
+        "error": None if run.error is None else f"{type(run.error).__name__}: {run.error}",
+    }
+
+
+def _text(value: str | None) -> str:
+    return NO_VERDICT if value is None else value
+
+
+# --------------------------------------------------------------------------- audit trail
+
+
+def audit_trail(result: ChatResult) -> str:
+    """A compact, readable account of the session for a failure report (no JSON walls)."""
+    lines = [f"session {result.session_id}: status={result.status}"]
+    if result.error:
+        lines.append(f"error: {result.error}")
+    for round_result in result.rounds:
+        plan = round_result.plan
+        lines.append(f"round {round_result.round}:")
+        lines.append(f"  plan: {plan.plan if plan else f'(none: {round_result.planner_error})'}")
+        for call in round_result.tool_calls:
+            target = f"#{call.invocation_id}" if call.invocation_id is not None else "no row"
+            problem = f"  ERROR {call.error}" if call.error else ""
+            lines.append(f"  tool {call.name} {_args(call.arguments)} -> {target}{problem}")
+        status = round_result.parse_status
+        lines.append(f"  executor output: {status.status} ({status.detail})")
+        lines.extend("  " + line for line in gatekeeper_lines(round_result.gatekeeper))
+        lines.extend("  " + line for line in decision_lines(round_result))
+        lines.append(f"  route: {round_result.route.action} ({round_result.route.reason})")
+    lines.append(f"final answer ({result.answer_kind}):")
+    lines.extend("  " + line for line in result.final_answer.splitlines())
+    return "\n".join(lines)
+
+
+def _args(arguments: dict[str, Any] | str) -> str:
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def audit_record(scenario: Scenario, path: Path, run: ScenarioRun) -> dict[str, Any]:
+    """The full machine-readable trail of one scenario for ``--diageval-report``."""
+    record: dict[str, Any] = {
+        "id": scenario.scenario_id,
+        "title": scenario.title,
+        "file": str(path),
+        "tags": list(scenario.tags),
+        "summary": scenario_summary(scenario, run),
+    }
+    if run.result is not None:
+        record["result"] = run.result.model_dump(mode="json")
+    return record
+
+
+# --------------------------------------------------------------------------- aggregation
+
+
+@dataclass
+class ScenarioSummaries:
+    """Collected on the controller from test reports; rendered once at the end."""
+
+    rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    passed: Counter[str] = field(default_factory=Counter)
+    failed: Counter[str] = field(default_factory=Counter)
+    audits: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def add(self, payload: dict[str, Any], passed: bool) -> None:
+        summary = payload["summary"]
+        self.rows[summary["id"]] = summary
+        (self.passed if passed else self.failed)[summary["id"]] += 1
+        if payload.get("audit") is not None:
+            self.audits[summary["id"]] = payload["audit"]
+
+    def table_lines(self) -> list[str]:
+        header = ["scenario", "expected", "actual", "score", "gatekeeper", "rounds", "checks"]
+        rows = [
+            [
+                row["id"],
+                row["expected_verdict"],
+                row["verdict"],
+                str(row["score"]),
+                row["severity"],
+                str(row["rounds"]),
+                f"{self.passed[key]}/{self.passed[key] + self.failed[key]}",
+            ]
+            for key, row in sorted(self.rows.items())
+        ]
+        return table(header, rows)
+
+    def confusion_lines(self) -> list[str]:
+        counts: Counter[tuple[str, str]] = Counter(
+            (row["expected_verdict"], row["verdict"]) for row in self.rows.values()
+        )
+        expected_labels = sorted({e for e, _ in counts}, key=_verdict_order)
+        actual_labels = list(VERDICTS) + sorted({a for _, a in counts} - set(VERDICTS))
+        rows = [
+            [label, *(str(counts[(label, actual)]) for actual in actual_labels)]
+            for label in expected_labels
+        ]
+        return table(["expected \\ actual", *actual_labels], rows)
+
+    def write_json(self, path: Path) -> None:
+        report = {
+            "version": 1,
+            "scenarios": [
+                {
+                    **self.audits.get(key, {"id": key}),
+                    "summary": row,
+                    "checks": {"passed": self.passed[key], "failed": self.failed[key]},
+                }
+                for key, row in sorted(self.rows.items())
+            ],
+        }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(report, ensure_ascii=False, indent=2, sort_keys=True)
+        path.write_text(text + "\n", encoding="utf-8")
+
+
+def _verdict_order(label: str) -> tuple[int, str]:
+    return (VERDICTS.index(label) if label in VERDICTS else len(VERDICTS), label)
+
+
+class DiagevalReporter:
+    """The plugin object that collects scenario rows from reports (also from xdist workers)
+    and writes the terminal summary and the JSON report once, on the controller."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.summaries = ScenarioSummaries()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        payload = getattr(report, "diageval", None)
+        if payload is not None:
+            self.summaries.add(payload, passed=report.passed)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.summaries.rows:
+            return
+        write = terminalreporter.write_line
+        terminalreporter.write_sep("=", "diageval scenarios")
+        for line in self.summaries.table_lines():
+            write(line)
+        write("")
+        write("verdict confusion matrix (rows: expected, columns: actual):")
+        for line in self.summaries.confusion_lines():
+            write(line)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        target = self.config.getoption("diageval_report")
+        if target is None or hasattr(self.config, "workerinput"):
+            return
+        self.summaries.write_json(Path(target))

@@ -1,0 +1,106 @@
+"""The ``diageval`` command line against a real local OpenAI-compatible HTTP server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_diageval.cli import main
+from pytest_diageval.core.store import Store
+from support.fake_openai_server import FakeOpenAIServer
+
+QUERY = "请确认 inventory-service 是否存在 HikariCP 连接池耗尽，只确认这一件事。"
+NEGATIVE = "未检索到 inventory-service 的 HikariCP 连接池耗尽日志。"
+SCRIPT = [
+    {"stage": "planner", "content": {"plan": "查日志", "steps": ["query_logs"]}},
+    {
+        "stage": "executor",
+        "tool_calls": [
+            {
+                "name": "query_logs",
+                "arguments": {"service": "inventory-service", "keywords": ["HikariCP"]},
+            }
+        ],
+    },
+    {
+        "stage": "executor",
+        "content": {
+            "claims": [
+                {
+                    "claim_id": "claim-1",
+                    "claim_type": "negative_observation",
+                    "claim_text": NEGATIVE,
+                    "support_level": "none",
+                }
+            ],
+            "user_facing_answer": NEGATIVE,
+        },
+    },
+    {
+        "stage": "verifier",
+        "content": {
+            "verdict": "PASS",
+            "groundedness_score": 1.0,
+            "critical_fact_count": 1,
+            "facts_checked": [
+                {
+                    "fact": NEGATIVE,
+                    "claim_id": "claim-1",
+                    "is_critical": True,
+                    "verification": "direct_evidence",
+                    "detail": "query_logs 返回 logs=[]",
+                    "evidence_refs": [{"trace_ref": "trace-1", "source_invocation_ids": [1]}],
+                }
+            ],
+            "rationale": "无命中",
+        },
+    },
+]
+
+
+def test_ask_without_key_or_endpoint_says_so_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "DIAGEVAL_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["ask", QUERY]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "OPENAI_API_KEY" in err
+    assert "--base-url" in err
+
+
+def test_ask_runs_a_diagnosis_prints_answer_and_audit_and_keeps_the_session(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-cli-canary-0000000000000000000001")
+    db = tmp_path / "audit.sqlite"
+    with FakeOpenAIServer(SCRIPT) as server:
+        code = main(
+            [
+                "ask",
+                QUERY,
+                "--base-url",
+                server.base_url,
+                "--model",
+                "m",
+                "--db",
+                str(db),
+                "--session-id",
+                "cli-1",
+            ]
+        )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert NEGATIVE in out
+    assert "verdict: PASS" in out
+    assert "gatekeeper: none" in out
+    assert server.received[0].headers["authorization"].endswith("0001")
+    assert Store(db).get_session("cli-1")["final_verdict"] == "PASS"
+
+
+def test_schema_prints_the_committed_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema"]) == 0
+    committed = Path(__file__).parents[1] / "scenarios" / "scenario.schema.json"
+    assert capsys.readouterr().out == committed.read_text("utf-8")
