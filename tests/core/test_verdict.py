@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_diageval.core.contracts import (
+    Claim,
     GatekeeperResult,
     RuleMessage,
     ToolTraceSummaryItem,
@@ -134,7 +135,7 @@ def test_direct_plus_indirect_is_pass_with_the_mean_score() -> None:
         "PASS",
         0.8,
         _fact(MEMORY, "direct_evidence", [("trace-1", [1])]),
-        _fact(RUNBOOK, "indirect_support", [("trace-3", [3])]),
+        _fact(HEAP_LOG, "indirect_support", [("trace-2", [2])]),
     )
     decision = _derive(output)
     assert (decision.derived_verdict, decision.derived_score) == ("PASS", 0.8)
@@ -410,14 +411,23 @@ def _negative(verification: str = "direct_evidence", claim_id: str = "claim-1") 
     return {**_fact(NO_HIKARI, verification, [("trace-5", [6])]), "claim_id": claim_id}
 
 
+def _claims(*claims: tuple[str, str, str]) -> list[Claim]:
+    return [
+        Claim(claim_id=claim_id, claim_type=claim_type, claim_text=text, support_level="none")
+        for claim_id, claim_type, text in claims
+    ]
+
+
+NEGATIVE_CLAIM = _claims(("claim-1", "negative_observation", NO_HIKARI))
+POSITIVE_CLAIM = _claims(("claim-1", "observation", NO_HIKARI))
+
+
 def test_a_no_hit_search_supports_only_a_negative_observation_claim() -> None:
     output = _output("PASS", 1.0, _negative())
-    negative = derive_verdict(
-        output, GATE_PASS, SUMMARY, SESSION_IDS, negative_claim_ids=["claim-1"]
-    )
+    negative = derive_verdict(output, GATE_PASS, SUMMARY, SESSION_IDS, claims=NEGATIVE_CLAIM)
     assert (negative.derived_verdict, negative.derived_score) == ("PASS", 1.0)
     assert negative.overrides == []
-    positive = derive_verdict(output, GATE_PASS, SUMMARY, SESSION_IDS, negative_claim_ids=[])
+    positive = derive_verdict(output, GATE_PASS, SUMMARY, SESSION_IDS, claims=POSITIVE_CLAIM)
     assert (positive.derived_verdict, positive.derived_score) == ("LOW_CONFID", 0.0)
     assert positive.overrides[0].rule == "fact.evidence_not_fresh"
 
@@ -429,7 +439,7 @@ def test_a_deduped_or_foreign_entry_never_supports_a_negative_claim() -> None:
         GATE_PASS,
         SUMMARY,
         SESSION_IDS,
-        negative_claim_ids=["claim-1"],
+        claims=NEGATIVE_CLAIM,
     )
     assert decision.derived_verdict == "LOW_CONFID"
     other_claim = derive_verdict(
@@ -437,6 +447,53 @@ def test_a_deduped_or_foreign_entry_never_supports_a_negative_claim() -> None:
         GATE_PASS,
         SUMMARY,
         SESSION_IDS,
-        negative_claim_ids=["claim-1"],
+        claims=_claims(("claim-2", "observation", NO_HIKARI)),
     )
     assert other_claim.derived_verdict == "LOW_CONFID"
+
+
+def test_a_negative_claim_citing_an_entry_with_hits_is_not_supported() -> None:
+    cites_hits = {**_fact(NO_HIKARI, "direct_evidence", [("trace-2", [2])]), "claim_id": "claim-1"}
+    decision = derive_verdict(
+        _output("PASS", 1.0, cites_hits),
+        GATE_PASS,
+        SUMMARY,
+        SESSION_IDS,
+        claims=NEGATIVE_CLAIM,
+    )
+    assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.0)
+    assert decision.overrides[0].rule == "fact.evidence_not_fresh"
+
+
+def test_direct_label_over_runbook_entries_only_is_capped_at_indirect() -> None:
+    runbook_fact = _fact(RUNBOOK, "direct_evidence", [("trace-3", [3])])
+    decision = derive_verdict(_output("PASS", 1.0, runbook_fact), GATE_PASS, SUMMARY, SESSION_IDS)
+    assert decision.facts[0].verification == "indirect_support"
+    assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.6)
+    assert decision.overrides[0].rule == "fact.evidence_level_cap"
+
+
+def test_a_claim_the_verifier_never_checked_becomes_a_critical_gap() -> None:
+    memory = _fact(MEMORY, "direct_evidence", [("trace-1", [1])])
+    claims = _claims(("claim-1", "observation", MEMORY), ("claim-2", "root_cause", LEAK))
+    decision = derive_verdict(_output("PASS", 1.0, memory), GATE_PASS, SUMMARY, SESSION_IDS, claims)
+    assert [(f.fact, f.verification) for f in decision.facts] == [
+        (MEMORY, "direct_evidence"),
+        (LEAK, "no_evidence"),
+    ]
+    assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.5)
+    assert "verifier.claim_unchecked" in [o.rule for o in decision.overrides]
+
+
+def test_a_runbook_only_critical_fact_can_never_carry_a_pass() -> None:
+    log_fact = _fact(MEMORY, "direct_evidence", [("trace-2", [2])])
+    runbook_fact = _fact(RUNBOOK, "direct_evidence", [("trace-3", [3])])
+    decision = derive_verdict(
+        _output("PASS", 1.0, log_fact, runbook_fact), GATE_PASS, SUMMARY, SESSION_IDS
+    )
+    assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.8)
+    assert [o.rule for o in decision.overrides] == [
+        "fact.evidence_level_cap",
+        "verdict.score",
+        "verdict.runbook_only",
+    ]

@@ -173,17 +173,12 @@ class ChatService:
             return fallback_decision(verifier.failure or "verifier gave no output", gatekeeper)
         invocation_ids = [row.id for row in self.store.list_invocations(session.session_id)]
         contract = verifier_input.executor_structured_output
-        negative_ids = [
-            claim.claim_id
-            for claim in (contract.claims if contract is not None else [])
-            if claim.claim_type == "negative_observation"
-        ]
         return derive_verdict(
             verifier.output,
             gatekeeper,
             verifier_input.tool_trace_summary,
             invocation_ids,
-            negative_claim_ids=negative_ids,
+            claims=contract.claims if contract is not None else (),
         )
 
     # ------------------------------------------------------------------ persistence

@@ -25,7 +25,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 
-from pytest_diageval.core.contracts import ExecutorContract, GatekeeperResult
+from pytest_diageval.core.contracts import Claim, ExecutorContract, GatekeeperResult
 from pytest_diageval.core.routing import RouteDecision
 from pytest_diageval.core.verdict import VerdictDecision
 
@@ -65,6 +65,8 @@ FALLBACK_NEXT_STEPS: tuple[str, ...] = (
     "查阅知识库中对应告警的排查手册，确认还需要收集哪些证据。",
 )
 MAX_NEXT_STEPS = 5
+INCIDENT_EVIDENCE_TOOLS = frozenset({"query_metrics", "query_logs"})
+"""Tools whose output is a fact of this incident (``lookup_knowledge`` is guidance)."""
 
 _SUPPORTING = frozenset({"direct_evidence", "indirect_support"})
 _EXPECTED_VERDICT = {"direct": "PASS", "disclaimer": "LOW_CONFID", "degraded": "REJECT"}
@@ -226,6 +228,7 @@ def _supported_claim_texts(
         for claim in claims
         if claim.support_level != "none"
         and claim.claim_id not in failed_claims
+        and _cites_incident_evidence(claim)
         and _all_supporting(labels_by_claim.get(claim.claim_id, []))
     ]
     texts += [
@@ -236,6 +239,11 @@ def _supported_claim_texts(
         and fact.verification in _SUPPORTING
     ]
     return texts
+
+
+def _cites_incident_evidence(claim: Claim) -> bool:
+    """Runbooks guide what to look up; a claim resting on them alone is never a finding."""
+    return any(b.tool_name in INCIDENT_EVIDENCE_TOOLS for b in claim.evidence_bindings)
 
 
 def _all_supporting(labels: Sequence[str]) -> bool:

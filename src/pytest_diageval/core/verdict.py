@@ -9,8 +9,11 @@ the decision. The decision is recomputed from ``facts_checked`` in four steps:
    invocation of this session (``fact.evidence_ref_unknown``), or when every summary entry
    its refs point at carries no fresh support (``fact.evidence_not_fresh``): evidence level
    ``none`` — failed, no-hit and deduped ``lookup_knowledge`` entries — or only deduped
-   calls. An invocation of this session that no summary entry carries has no evidence level
-   to show, so it is not fresh support either.
+   calls. A ``negative_observation`` claim ("未检索到 …") is the exception that proves the
+   rule: only a completed search that found nothing supports it. A ``direct_evidence`` label
+   whose refs reach only ``indirect`` entries (runbooks) is capped at ``indirect_support``
+   (``fact.evidence_level_cap``). A structured claim the verifier did not check at all
+   becomes a critical ``no_evidence`` fact (``verifier.claim_unchecked``).
 2. **Matrix** over the critical facts (after downgrades): any ``contradicted`` → REJECT 0.0;
    no critical fact → LOW_CONFID 0.0; any ``no_evidence`` → LOW_CONFID; all indirect →
    LOW_CONFID; otherwise (all direct/indirect, at least one direct) → PASS.
@@ -33,8 +36,8 @@ from fractions import Fraction
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_diageval.core.contracts import (
+    Claim,
     FactChecked,
-    FactEvidenceRef,
     FactVerification,
     GatekeeperResult,
     ToolTraceSummaryItem,
@@ -105,23 +108,28 @@ def derive_verdict(
     gatekeeper: GatekeeperResult,
     trace_summary: Sequence[ToolTraceSummaryItem],
     session_invocation_ids: Collection[int],
-    negative_claim_ids: Collection[str] = (),
+    claims: Sequence[Claim] = (),
 ) -> VerdictDecision:
     """Decide the verdict from the verifier's fact labels, the trace and the gatekeeper.
 
-    ``negative_claim_ids`` are the executor's ``negative_observation`` claims: a completed
-    search that found nothing is the evidence of "未检索到 …", and of nothing else.
+    ``claims`` are the executor's structured claims (empty when its output did not parse).
+    Every claim must be checked: one the verifier left out becomes a critical ``no_evidence``
+    fact. A ``negative_observation`` ("未检索到 …") is supported by a completed search that
+    found nothing, and only by that.
     """
     overrides: list[Override] = []
+    negative_ids = frozenset(c.claim_id for c in claims if c.claim_type == "negative_observation")
     facts = _downgrade_facts(
         verifier_output.facts_checked,
         trace_summary,
         frozenset(session_invocation_ids),
-        frozenset(negative_claim_ids),
+        negative_ids,
         overrides,
     )
+    facts += _unchecked_claims(claims, facts, overrides)
     verdict, score, reason = _matrix([fact for fact in facts if fact.is_critical])
     _record_model_disagreement(verifier_output, verdict, score, reason, overrides)
+    verdict = _runbook_cap(verdict, facts, trace_summary, overrides)
     verdict, score = _apply_gatekeeper_cap(verdict, score, gatekeeper, overrides)
     return VerdictDecision(
         model_verdict=verifier_output.verdict,
@@ -175,44 +183,46 @@ def _downgrade_facts(
     derived: list[FactChecked] = []
     for index, fact in enumerate(facts):
         negative = fact.claim_id is not None and fact.claim_id in negative_claim_ids
-        problem = (
-            _reference_problem(fact.evidence_refs, trace_summary, session_ids, negative)
+        change = (
+            _reference_problem(fact, trace_summary, session_ids, negative)
             if fact.verification in _SUPPORTING
             else None
         )
-        if problem is None:
+        if change is None:
             derived.append(fact.model_copy(deep=True))
             continue
-        rule, reason = problem
+        label, rule, reason = change
         overrides.append(
             Override(
                 rule=rule,
                 fact_index=index,
                 fact=fact.fact,
                 from_value=fact.verification,
-                to_value="no_evidence",
+                to_value=label,
                 reason=reason,
             )
         )
-        derived.append(fact.model_copy(update={"verification": "no_evidence"}, deep=True))
+        derived.append(fact.model_copy(update={"verification": label}, deep=True))
     return derived
 
 
 def _reference_problem(
-    refs: Sequence[FactEvidenceRef],
+    fact: FactChecked,
     trace_summary: Sequence[ToolTraceSummaryItem],
     session_ids: frozenset[int],
     negative: bool,
-) -> tuple[str, str] | None:
-    """Why these refs cannot support a fact, as ``(rule, reason)``; None when they can."""
+) -> tuple[FactVerification, str, str] | None:
+    """``(new label, rule, reason)`` when the refs cannot carry the label; None when they can."""
+    refs = fact.evidence_refs
     if not refs:
-        return "fact.evidence_refs_empty", "fact cites no evidence_refs"
+        return "no_evidence", "fact.evidence_refs_empty", "fact cites no evidence_refs"
     known_trace_refs = {item.trace_ref for item in trace_summary}
     named_ids = {i for ref in refs for i in ref.source_invocation_ids if i in session_ids}
     named_traces = {ref.trace_ref for ref in refs if ref.trace_ref in known_trace_refs}
     if not named_ids and not named_traces:
         cited = ", ".join(sorted({ref.trace_ref for ref in refs}))
         return (
+            "no_evidence",
             "fact.evidence_ref_unknown",
             f"evidence_refs ({cited}) name neither an existing trace_ref"
             " nor an invocation of this session",
@@ -222,21 +232,97 @@ def _reference_problem(
         for item in trace_summary
         if item.trace_ref in named_traces or named_ids.intersection(item.source_invocation_ids)
     ]
-    if not any(_is_fresh_support(item, negative) for item in entries):
+    fresh = [item for item in entries if _is_fresh_support(item, negative)]
+    if not fresh:
         return (
+            "no_evidence",
             "fact.evidence_not_fresh",
             "evidence_refs point only at entries without fresh support"
             " (evidence_level none: failed, no-hit or deduped calls)",
         )
+    only_indirect = not any(item.evidence_level == "direct" for item in fresh)
+    if fact.verification == "direct_evidence" and not negative and only_indirect:
+        return (
+            "indirect_support",
+            "fact.evidence_level_cap",
+            "evidence_refs point only at indirect entries (runbook guidance is not an"
+            " incident fact), so the fact is at most indirectly supported",
+        )
     return None
+
+
+def _runbook_cap(
+    verdict: Verdict,
+    facts: Sequence[FactChecked],
+    trace_summary: Sequence[ToolTraceSummaryItem],
+    overrides: list[Override],
+) -> Verdict:
+    """A critical fact that rests on runbooks alone is guidance, not an incident fact: it may
+    count as indirect support in the score, but it can never carry a PASS (000: "guidance
+    SHALL NOT be emitted as a current incident fact")."""
+    if verdict != "PASS":
+        return verdict
+    by_ref = {item.trace_ref: item for item in trace_summary}
+    for index, fact in enumerate(facts):
+        tools = {
+            by_ref[ref.trace_ref].tool_name for ref in fact.evidence_refs if ref.trace_ref in by_ref
+        }
+        if fact.is_critical and fact.verification in _SUPPORTING and tools == {"lookup_knowledge"}:
+            overrides.append(
+                Override(
+                    rule="verdict.runbook_only",
+                    fact_index=index,
+                    fact=fact.fact,
+                    from_value="PASS",
+                    to_value="LOW_CONFID",
+                    reason="a critical fact rests on runbook guidance alone",
+                )
+            )
+            return "LOW_CONFID"
+    return verdict
+
+
+def _unchecked_claims(
+    claims: Sequence[Claim], facts: Sequence[FactChecked], overrides: list[Override]
+) -> list[FactChecked]:
+    """A critical ``no_evidence`` fact for every claim the verifier did not check."""
+    checked_ids = {fact.claim_id for fact in facts if fact.claim_id is not None}
+    checked_texts = {fact.fact.strip() for fact in facts}
+    added: list[FactChecked] = []
+    for claim in claims:
+        if claim.claim_id in checked_ids or claim.claim_text.strip() in checked_texts:
+            continue
+        reason = f"the verifier did not check claim {claim.claim_id}; every claim must be checked"
+        overrides.append(
+            Override(
+                rule="verifier.claim_unchecked",
+                fact_index=len(facts) + len(added),
+                fact=claim.claim_text,
+                from_value=None,
+                to_value="no_evidence",
+                reason=reason,
+            )
+        )
+        added.append(
+            FactChecked(
+                fact=claim.claim_text,
+                claim_id=claim.claim_id,
+                is_critical=True,
+                verification="no_evidence",
+                detail=reason,
+            )
+        )
+    return added
 
 
 def _is_fresh_support(item: ToolTraceSummaryItem, negative: bool) -> bool:
     only_deduped = item.deduped_invocation_count >= item.invocation_count > 0
     if only_deduped:
         return False
-    if negative:  # a search that completed and found nothing supports "nothing was found"
-        return item.evidence_level != "none" or (item.success and item.no_hit_invocation_count > 0)
+    if negative:
+        # "未检索到 …" is supported by a search that completed and found nothing, and by
+        # nothing else: an entry with hits on that topic speaks against it.
+        return item.evidence_level == "none" and item.success and item.no_hit_invocation_count > 0
     return item.evidence_level != "none"
 
 

@@ -190,7 +190,8 @@ def resolve_world_spec(
             f"unknown world name {spec!r}; packaged worlds: {', '.join(names) or 'none'}"
             " (or give a YAML file path relative to this scenario)",
         )
-    path = scenario_path.parent / spec
+    # Absolute, so that load_world does not join the scenario folder a second time.
+    path = (scenario_path.parent / spec).absolute()
     if not path.is_file():
         _raise_at(scenario_path, ("world",), f"world file not found: {spec} (looked for {path})")
     return path
