@@ -1,0 +1,56 @@
+"""scenarios/README.md indexes every seed requirement: every file and test it names exists,
+and every shipped scenario is named in it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+INDEX = ROOT / "scenarios" / "README.md"
+TEST_REF = re.compile(r"`(tests/[\w/]+\.py)?::(\w+)")
+SCENARIO_REF = re.compile(
+    r"`((?:matrix|regression|verifier|routing|evidence|worlds|live)/[\w.-]+\.yaml)`"
+)
+
+
+def referenced_tests(text: str) -> list[tuple[str, str]]:
+    """(file, test) pairs; a bare ``::name`` continues the last file named before it."""
+    pairs: list[tuple[str, str]] = []
+    current = ""
+    for match in TEST_REF.finditer(text):
+        current = match.group(1) or current
+        pairs.append((current, match.group(2)))
+    return pairs
+
+
+def test_every_test_the_index_names_exists() -> None:
+    text = INDEX.read_text("utf-8")
+    pairs = referenced_tests(text)
+    assert len(pairs) > 50
+    missing = [
+        f"{file}::{name}"
+        for file, name in pairs
+        if not (ROOT / file).is_file()
+        or not re.search(rf"def {name}\b", (ROOT / file).read_text("utf-8"))
+    ]
+    assert missing == []
+
+
+def test_every_scenario_the_index_names_exists_and_every_scenario_is_indexed() -> None:
+    text = INDEX.read_text("utf-8")
+    named = set(SCENARIO_REF.findall(text))
+    shipped = {
+        str(path.relative_to(ROOT / "scenarios"))
+        for path in (ROOT / "scenarios").rglob("*.yaml")
+        if "cassettes" not in path.parts
+    }
+    assert named - shipped == set()
+    assert shipped - named == set()
+
+
+def test_the_index_check_sees_a_missing_test() -> None:
+    assert referenced_tests("`tests/core/test_store.py::nope`, `::also`") == [
+        ("tests/core/test_store.py", "nope"),
+        ("tests/core/test_store.py", "also"),
+    ]
