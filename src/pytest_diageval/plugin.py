@@ -7,6 +7,7 @@ inside the hooks, so a pytest run that collects no scenario pays almost nothing.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -66,12 +67,19 @@ def pytest_configure(config: pytest.Config) -> None:
         config.getoption("diageval_model"),
     )
     config.pluginmanager.register(DiagevalReporter(config), "diageval-reporter")
+    # instructor logs every failed attempt at ERROR; the items report those failures
+    # themselves, compactly, so the same text three more times is only noise.
+    logging.getLogger("instructor").setLevel(logging.CRITICAL)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    from pytest_diageval.harness.items import ScenarioFile, is_scenario_file
+    from pytest_diageval.harness.items import (
+        ScenarioFile,
+        configured_cassette_dir,
+        is_scenario_file,
+    )
 
-    if is_scenario_file(file_path):
+    if is_scenario_file(file_path, configured_cassette_dir(parent.config)):
         node: pytest.Collector = ScenarioFile.from_parent(parent, path=file_path)
         return node
     return None
@@ -99,7 +107,7 @@ def item_payload(item: Any) -> dict[str, Any]:
     wants_audit = item.config.getoption("diageval_report") is not None
     if wants_audit and not node.audit_reported:
         node.audit_reported = True
-        payload["audit"] = audit_record(node.scenario, node.path, run)
+        payload["audit"] = audit_record(node.scenario, node.path, run, item.config.rootpath)
     return payload
 
 

@@ -19,7 +19,7 @@ from pytest_diageval.harness.cassettes import RecordMode
 from pytest_diageval.harness.checks import CheckOutcome, run_check
 from pytest_diageval.harness.loader import (
     ScenarioError,
-    duplicate_ids,
+    duplicate_id_error,
     load_scenario,
     load_scenario_world,
     resolve_cassette_path,
@@ -34,6 +34,7 @@ __all__ = [
     "ScenarioItem",
     "ScenarioNode",
     "ScenarioRunFailed",
+    "configured_cassette_dir",
     "is_scenario_file",
 ]
 
@@ -42,9 +43,17 @@ SETTINGS_KEY = pytest.StashKey[RunSettings]()
 SEEN_IDS_KEY = pytest.StashKey[dict[str, Path]]()
 
 
-def is_scenario_file(path: Path) -> bool:
-    """Every ``*.yaml`` / ``*.yml`` except those under a ``worlds`` or ``cassettes`` folder."""
-    return path.suffix in {".yaml", ".yml"} and not NEVER_COLLECTED_DIRS.intersection(path.parts)
+def is_scenario_file(path: Path, cassette_dir: Path | None = None) -> bool:
+    """Every ``*.yaml`` / ``*.yml`` except those under a ``worlds`` or ``cassettes`` folder
+    or under the configured ``diageval_cassette_dir``."""
+    if path.suffix not in {".yaml", ".yml"} or NEVER_COLLECTED_DIRS.intersection(path.parts):
+        return False
+    return cassette_dir is None or not path.is_relative_to(cassette_dir)
+
+
+def configured_cassette_dir(config: pytest.Config) -> Path | None:
+    configured = str(config.getini("diageval_cassette_dir") or "")
+    return Path(config.rootpath, configured) if configured else None
 
 
 class ExpectationFailed(Exception):
@@ -81,14 +90,10 @@ class ScenarioFile(pytest.File):
         seen = self.config.stash.setdefault(SEEN_IDS_KEY, {})
         first = seen.setdefault(scenario.scenario_id, self.path)
         if first != self.path:
-            pairs = [(scenario.scenario_id, first), (scenario.scenario_id, self.path)]
-            raise self.CollectError("\n".join(duplicate_ids(pairs)))
+            raise duplicate_id_error(scenario.scenario_id, first, self.path)
 
     def _cassette_dir(self) -> Path:
-        configured = str(self.config.getini("diageval_cassette_dir") or "")
-        if configured:
-            return Path(self.config.rootpath, configured)
-        return self.path.parent / "cassettes"
+        return configured_cassette_dir(self.config) or self.path.parent / "cassettes"
 
 
 class ScenarioNode(pytest.Collector):
@@ -104,7 +109,8 @@ class ScenarioNode(pytest.Collector):
     def collect(self) -> Iterator[ScenarioItem]:
         for key in self.scenario.expect.present_keys():
             item = ScenarioItem.from_parent(self, name=key, key=key)
-            item.add_marker(pytest.mark.xdist_group(name=self.scenario.scenario_id))
+            if self.config.pluginmanager.hasplugin("xdist"):  # for --dist loadgroup users
+                item.add_marker(pytest.mark.xdist_group(name=self.scenario.scenario_id))
             for tag in self.scenario.tags:
                 self.config.addinivalue_line("markers", f"{tag}: scenario tag")
                 item.add_marker(tag)

@@ -29,6 +29,7 @@ __all__ = [
     "ScenarioError",
     "ScenarioProblem",
     "default_cassette_path",
+    "duplicate_id_error",
     "duplicate_ids",
     "load_scenario",
     "load_scenario_world",
@@ -254,6 +255,14 @@ def resolve_cassette_path(
 
 
 # --------------------------------------------------------------------------- run-level
+
+
+def duplicate_id_error(scenario_id: str, first: Path, second: Path) -> ScenarioError:
+    """The error for ``second`` reusing ``first``'s id, at the ``id`` line (line 1 when the
+    id is the file's stem)."""
+    line, column = _key_position(second, ("id",))
+    (message,) = duplicate_ids([(scenario_id, first), (scenario_id, second)])
+    return ScenarioError(second, line or 1, column or 1, "id", message)
 
 
 def duplicate_ids(pairs: Iterable[tuple[str, str | Path]]) -> list[str]:

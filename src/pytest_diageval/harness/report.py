@@ -86,17 +86,20 @@ def _args(arguments: dict[str, Any] | str) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
-def audit_record(scenario: Scenario, path: Path, run: ScenarioRun) -> dict[str, Any]:
+def audit_record(scenario: Scenario, path: Path, run: ScenarioRun, rootdir: Path) -> dict[str, Any]:
     """The full machine-readable trail of one scenario for ``--diageval-report``."""
     record: dict[str, Any] = {
         "id": scenario.scenario_id,
         "title": scenario.title,
-        "file": str(path),
+        "file": (path.relative_to(rootdir) if path.is_relative_to(rootdir) else path).as_posix(),
         "tags": list(scenario.tags),
         "summary": scenario_summary(scenario, run),
     }
     if run.result is not None:
-        record["result"] = run.result.model_dump(mode="json")
+        # Durations are wall-clock: the one thing two identical runs never share.
+        record["result"] = run.result.model_dump(
+            mode="json", exclude={"invocations": {"__all__": {"duration_ms"}}}
+        )
     return record
 
 

@@ -1,0 +1,110 @@
+"""pytest-xdist: ``-n 2`` gives the same outcomes, summary, confusion matrix and JSON report
+as one process, and every scenario runs once, on one worker, for all its items."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from conftest import ScenarioDir
+
+WORKER_LINE = re.compile(r"^\[(gw\d+)\] \[ *\d+%\] (PASSED|FAILED) (\S+)$")
+# Worker processes import everything afresh; these unrelated costs are left out of them:
+# the hypothesis plugin (imports hypothesis at the end of a run) and assertion rewriting.
+LEAN = ("-p", "no:hypothesispytest", "--assert=plain")
+
+
+def _outcomes(result: pytest.RunResult) -> dict[str, int]:
+    return {key: value for key, value in result.parseoutcomes().items() if value}
+
+
+def _json(path: Any) -> Any:
+    return json.loads(path.read_text("utf-8"))
+
+
+def test_two_workers_give_the_same_results_as_one_process(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    scenarios.write_trio()
+    scenarios.count_runs()
+
+    single = pytester.runpytest("--diageval-report", "single.json")
+    single_runs = scenarios.runs()
+    (pytester.path / "scenario-runs.log").unlink()
+    parallel = pytester.runpytest_subprocess(
+        *LEAN, "-n", "2", "-v", "--diageval-report", "parallel.json"
+    )
+
+    single.assert_outcomes(passed=13, failed=2)
+    parallel.assert_outcomes(passed=13, failed=2)
+    assert _outcomes(parallel) == _outcomes(single)
+    assert scenarios.summary(parallel) == scenarios.summary(single)
+    assert len(scenarios.summary(single)) == 9  # header, 3 rows, blank, matrix title, 3 lines
+    # The same JSON, apart from wall-clock tool durations (see test_reports for that gap).
+    single_json = _json(pytester.path / "single.json")
+    parallel_json = _json(pytester.path / "parallel.json")
+    assert scenarios.without_durations(parallel_json) == scenarios.without_durations(single_json)
+    assert len(parallel_json["scenarios"]) == 3
+
+    # Every item of a scenario ran on one worker, and both workers got work.
+    workers: defaultdict[str, set[str]] = defaultdict(set)
+    outcomes: dict[str, str] = {}
+    for line in parallel.outlines:
+        match = WORKER_LINE.match(line.strip())
+        if match:
+            worker, outcome, node = match.groups()
+            workers[node.rsplit("::", 1)[0]].add(worker)
+            outcomes[node] = outcome
+    assert len(outcomes) == 15
+    assert sorted(workers) == [
+        "scenarios/forged.yaml::forged-citation",
+        "scenarios/low.yaml::memory-low-confidence",
+        "scenarios/memory.yaml::high-memory-positive",
+    ]
+    assert all(len(used) == 1 for used in workers.values()), dict(workers)
+    assert set().union(*workers.values()) == {"gw0", "gw1"}
+    assert outcomes["scenarios/forged.yaml::forged-citation::verdict"] == "FAILED"
+    assert outcomes["scenarios/memory.yaml::high-memory-positive::tool_calls"] == "PASSED"
+
+    # One pipeline run per scenario, in one process as in two.
+    assert sorted(single_runs) == [
+        ("forged-citation", "main"),
+        ("high-memory-positive", "main"),
+        ("memory-low-confidence", "main"),
+    ]
+    parallel_runs = scenarios.runs()
+    assert sorted(scenario for scenario, _ in parallel_runs) == [
+        "forged-citation",
+        "high-memory-positive",
+        "memory-low-confidence",
+    ]
+    for scenario, worker in parallel_runs:
+        assert workers[_node_of(scenario)] == {worker}
+
+
+def _node_of(scenario_id: str) -> str:
+    files = {
+        "forged-citation": "scenarios/forged.yaml",
+        "high-memory-positive": "scenarios/memory.yaml",
+        "memory-low-confidence": "scenarios/low.yaml",
+    }
+    return f"{files[scenario_id]}::{scenario_id}"
+
+
+def test_scenarios_run_cleanly_without_xdist_under_strict_markers(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    scenarios.write("scenarios/low.yaml", scenarios.low_confidence())
+
+    # A subprocess: in-process, pytest.mark remembers the markers the outer run registered.
+    result = pytester.runpytest_subprocess(
+        *LEAN, "-p", "no:xdist", "--strict-markers", "-W", "error"
+    )
+
+    result.assert_outcomes(passed=2)
+    assert "xdist_group" not in result.stdout.str()
