@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -21,6 +21,7 @@ from pytest_diageval.core.tools import (
     UnknownToolError,
 )
 from pytest_diageval.core.world import World, default_world
+from support.worlds import BASE, POOL_MESSAGE, build_world
 
 HIKARI_MESSAGES = [
     "HikariPool-1 - Connection is not available, request timed out after 30000ms",
@@ -452,44 +453,9 @@ def test_outputs_are_deterministic_and_json_serialisable() -> None:
 
 # --------------------------------------------------------------------------- scale
 
-BASE = datetime(2026, 7, 8, 8, 0, tzinfo=timezone(timedelta(hours=8)))
-POOL_MESSAGE = "HikariPool-1 - Connection is not available, request timed out after 30000ms"
-
-
-def _large_world() -> World:
-    logs = [
-        {
-            "timestamp": (BASE + timedelta(seconds=i)).isoformat(),
-            "level": ("INFO", "WARN", "ERROR")[i % 3],
-            "service": f"svc-{i % 40:02d}",
-            "message": POOL_MESSAGE if i % 100 == 0 else f"request {i} handled in {i % 997}ms",
-        }
-        for i in range(10_000)
-    ]
-    alerts = [
-        {
-            "alert_name": ("HighCPUUsage", "HighMemoryUsage", "SlowResponse", "DiskFull")[i % 4],
-            "service": f"svc-{i % 40:02d}",
-            "state": "firing",
-            "current": f"{i % 100}%",
-            "threshold": "80%",
-            "duration": "5m",
-            "description": f"alert {i}",
-        }
-        for i in range(1_000)
-    ]
-    return World.model_validate(
-        {
-            "now": BASE.isoformat(),
-            "logs": logs,
-            "alerts": alerts,
-            "knowledge": [d.model_dump() for d in default_world().knowledge],
-        }
-    )
-
 
 def test_large_world_queries_are_correct() -> None:
-    toolbox = Toolbox(_large_world())
+    toolbox = Toolbox(build_world())
     # Pool logs are i % 100 == 0; svc-00 is i % 40 == 0: both means i % 200 == 0 (50 logs).
     pool = toolbox.query_logs(service="svc-00", keywords=["connection pool"], limit=200)
     assert pool["total"] == 50
