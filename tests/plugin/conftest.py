@@ -1,6 +1,6 @@
 """Shared fixtures of the plugin tests: real scenario files in a pytester directory.
 
-Every scenario starts from the documented example (``docs/example-scenario.yaml``: a scripted
+Every scenario starts from the documented example (``tests/plugin/data/example-scenario.yaml``: a scripted
 HighMemoryUsage diagnosis that the real pipeline judges PASS) and is tweaked in one visible
 place, then dumped as YAML into ``pytester.path``. The plugin is loaded through its
 ``pytest11`` entry point, so every pytester run is a real ``pytest scenario.yaml`` run.
@@ -39,7 +39,9 @@ __all__ = [
 ]
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLE_SCENARIO = REPO / "docs" / "example-scenario.yaml"
+# The example is data for these tests, not a scenario of the suite.
+collect_ignore = ["data"]
+EXAMPLE_SCENARIO = REPO / "tests" / "plugin" / "data" / "example-scenario.yaml"
 # tests/ on sys.path for the shared ``support`` package (tests/ is not a package).
 sys.path.insert(0, str(REPO / "tests"))
 
