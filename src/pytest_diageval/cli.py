@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -155,6 +156,8 @@ def _serve_local(args: argparse.Namespace) -> int:
     except LocalExtraMissing as exc:
         print(f"diageval serve-local: {exc}", file=sys.stderr)
         return 2
+    # A plain `kill` must stop the model server too, not orphan it: treat it like Ctrl-C.
+    signal.signal(signal.SIGTERM, _interrupt)
     server = LocalServer(
         cache_dir=args.cache_dir,
         port=args.port,
@@ -178,3 +181,7 @@ def _serve_local(args: argparse.Namespace) -> int:
         return 1
     except KeyboardInterrupt:
         return 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

@@ -22,10 +22,10 @@ __all__ = [
     "pytest_xdist_make_scheduler",
 ]
 
-RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from pytest_diageval.harness.settings import RECORD_MODES
+
     group = parser.getgroup("diageval", "evidence-grounded diagnosis scenarios")
     group.addoption(
         "--diageval-record",
@@ -57,9 +57,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from pytest_diageval.harness.items import SETTINGS_KEY
     from pytest_diageval.harness.report import DiagevalReporter
-    from pytest_diageval.harness.runner import RunSettings
+    from pytest_diageval.harness.settings import SETTINGS_KEY, RunSettings
 
     config.stash[SETTINGS_KEY] = RunSettings.from_env(
         config.getoption("diageval_record"),
@@ -73,16 +72,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    from pytest_diageval.harness.items import (
-        ScenarioFile,
-        configured_cassette_dir,
-        is_scenario_file,
-    )
+    from pytest_diageval.harness.settings import configured_cassette_dir, is_scenario_file
 
-    if is_scenario_file(file_path, configured_cassette_dir(parent.config)):
-        node: pytest.Collector = ScenarioFile.from_parent(parent, path=file_path)
-        return node
-    return None
+    if not is_scenario_file(file_path, configured_cassette_dir(parent.config)):
+        return None
+    from pytest_diageval.harness.items import ScenarioFile  # the heavy imports start here
+
+    node: pytest.Collector = ScenarioFile.from_parent(parent, path=file_path)
+    return node
 
 
 @pytest.hookimpl(wrapper=True)

@@ -1,8 +1,8 @@
 """Shared fixtures of the plugin tests: real scenario files in a pytester directory.
 
-Every scenario starts from the documented example (``tests/plugin/data/example-scenario.yaml``: a scripted
-HighMemoryUsage diagnosis that the real pipeline judges PASS) and is tweaked in one visible
-place, then dumped as YAML into ``pytester.path``. The plugin is loaded through its
+Every scenario starts from the documented example (``tests/plugin/data/example-scenario.yaml``:
+a scripted HighMemoryUsage diagnosis that the real pipeline judges PASS) and is tweaked in one
+visible place, then dumped as YAML into ``pytester.path``. The plugin is loaded through its
 ``pytest11`` entry point, so every pytester run is a real ``pytest scenario.yaml`` run.
 
 Three scenarios with three different verdicts are used throughout:
@@ -252,7 +252,8 @@ def warm_pipeline() -> None:
 
     from pytest_diageval.harness import items, report  # noqa: F401  (kept imported)
     from pytest_diageval.harness.loader import load_scenario
-    from pytest_diageval.harness.runner import RunSettings, run_scenario
+    from pytest_diageval.harness.runner import run_scenario
+    from pytest_diageval.harness.settings import RunSettings
 
     scenario = load_scenario(EXAMPLE_SCENARIO)
     run = run_scenario(

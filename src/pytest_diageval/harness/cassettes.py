@@ -54,7 +54,7 @@ import ssl
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self, get_args
+from typing import Any, Self
 
 import httpx2
 import openai
@@ -72,6 +72,7 @@ from pytest_diageval.harness.cassette_secrets import (
     before_save_scrubber,
     find_secret,
 )
+from pytest_diageval.harness.settings import RECORD_MODES, RecordMode
 
 __all__ = [
     "CANONICAL_BODY_KEYS",
@@ -94,8 +95,6 @@ __all__ = [
     "scan_for_secrets",
 ]
 
-RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
-RECORD_MODES: tuple[RecordMode, ...] = get_args(RecordMode)
 # rewrite deletes the file first; on an empty cassette new_episodes records everything.
 _VCR_MODE: dict[RecordMode, str] = {
     "none": "none",
@@ -256,6 +255,19 @@ class CassetteSession:
         # request time (secrets are scrubbed on save, from copies), so we drop the wrapper.
         config["before_record_request"] = None
         return config
+
+    @property
+    def recorded_model(self) -> str | None:
+        """The model of the first recorded request, so a replay needs no ``--diageval-model``
+        (read from the cassette vcrpy already loaded; no second parse)."""
+        for request in self.cassette.requests:
+            try:
+                body = json.loads(request.body or b"{}")
+            except ValueError:
+                continue
+            if isinstance(body, dict) and isinstance(body.get("model"), str):
+                return str(body["model"])
+        return None
 
     @property
     def play_count(self) -> int:

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
 
-from pytest_diageval.harness.cassettes import RecordMode
 from pytest_diageval.harness.checks import CheckOutcome, run_check
 from pytest_diageval.harness.loader import (
     ScenarioError,
@@ -25,8 +24,9 @@ from pytest_diageval.harness.loader import (
     resolve_cassette_path,
 )
 from pytest_diageval.harness.report import audit_trail, scenario_summary
-from pytest_diageval.harness.runner import RunSettings, ScenarioRun, run_scenario
+from pytest_diageval.harness.runner import ScenarioRun, run_scenario
 from pytest_diageval.harness.scenario import Scenario
+from pytest_diageval.harness.settings import SETTINGS_KEY, RecordMode, configured_cassette_dir
 
 __all__ = [
     "ExpectationFailed",
@@ -34,26 +34,9 @@ __all__ = [
     "ScenarioItem",
     "ScenarioNode",
     "ScenarioRunFailed",
-    "configured_cassette_dir",
-    "is_scenario_file",
 ]
 
-NEVER_COLLECTED_DIRS = frozenset({"worlds", "cassettes"})
-SETTINGS_KEY = pytest.StashKey[RunSettings]()
 SEEN_IDS_KEY = pytest.StashKey[dict[str, Path]]()
-
-
-def is_scenario_file(path: Path, cassette_dir: Path | None = None) -> bool:
-    """Every ``*.yaml`` / ``*.yml`` except those under a ``worlds`` or ``cassettes`` folder
-    or under the configured ``diageval_cassette_dir``."""
-    if path.suffix not in {".yaml", ".yml"} or NEVER_COLLECTED_DIRS.intersection(path.parts):
-        return False
-    return cassette_dir is None or not path.is_relative_to(cassette_dir)
-
-
-def configured_cassette_dir(config: pytest.Config) -> Path | None:
-    configured = str(config.getini("diageval_cassette_dir") or "")
-    return Path(config.rootpath, configured) if configured else None
 
 
 class ExpectationFailed(Exception):

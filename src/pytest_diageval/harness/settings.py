@@ -1,0 +1,66 @@
+"""What a pytest run needs to know before any scenario runs, with no heavy imports.
+
+``plugin.py`` imports this module in ``pytest_configure`` and ``pytest_collect_file`` of every
+pytest run, including runs that collect no scenario, so it must not pull in openai, instructor
+or vcrpy: those load only when a scenario file is actually collected.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, get_args
+
+import pytest
+
+__all__ = [
+    "NEVER_COLLECTED_DIRS",
+    "RECORD_MODES",
+    "SETTINGS_KEY",
+    "RecordMode",
+    "RunSettings",
+    "configured_cassette_dir",
+    "is_scenario_file",
+]
+
+RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
+RECORD_MODES: tuple[RecordMode, ...] = get_args(RecordMode)
+NEVER_COLLECTED_DIRS = frozenset({"worlds", "cassettes"})
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What the command line and environment say about the model endpoint and cassettes."""
+
+    record_mode: RecordMode = "none"
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+
+    @classmethod
+    def from_env(
+        cls, record_mode: RecordMode, base_url: str | None, model: str | None
+    ) -> RunSettings:
+        return cls(
+            record_mode=record_mode,
+            base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
+            model=model or os.environ.get("DIAGEVAL_MODEL"),
+            api_key=os.environ.get("OPENAI_API_KEY") or None,
+        )
+
+
+SETTINGS_KEY = pytest.StashKey[RunSettings]()
+
+
+def is_scenario_file(path: Path, cassette_dir: Path | None = None) -> bool:
+    """Every ``*.yaml`` / ``*.yml`` except those under a ``worlds`` or ``cassettes`` folder
+    or under the configured ``diageval_cassette_dir``."""
+    if path.suffix not in {".yaml", ".yml"} or NEVER_COLLECTED_DIRS.intersection(path.parts):
+        return False
+    return cassette_dir is None or not path.is_relative_to(cassette_dir)
+
+
+def configured_cassette_dir(config: pytest.Config) -> Path | None:
+    configured = str(config.getini("diageval_cassette_dir") or "")
+    return Path(config.rootpath, configured) if configured else None
