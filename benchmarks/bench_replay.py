@@ -239,7 +239,7 @@ def profile(variant: Variant, path: Path, base_url: str, repetitions: int) -> No
     profiler.disable()
     for title, order, restriction in (
         ("top 10 by own time", "tottime", ()),
-        ("cassette machinery by cumulative time", "cumulative", ("vcr/|cassettes|yaml/",)),
+        ("cassette machinery by cumulative time", "cumulative", ("vcr/|cassette|yaml/",)),
     ):
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats(order).print_stats(*restriction, 14)
