@@ -283,3 +283,18 @@ def test_an_llm_that_answers_nothing_usable_ends_the_session_as_an_error() -> No
     session = store.get_session("diag-1")
     assert (session["status"], session["final_verdict"]) == ("error", None)
     assert session["error_message"] == result.error
+
+
+def test_a_planner_failure_is_recorded_and_the_executor_works_from_the_query_alone() -> None:
+    bad_plan = {"stage": "planner", "raw": "我不会做计划"}
+    entries = [bad_plan, bad_plan, *GATHER, {"stage": "executor", "content": GOOD_CONTRACT}, DIRECT]
+    result, transport, store = run(entries)
+    first = result.rounds[0]
+    assert first.plan is None
+    assert "planner output invalid" in (first.planner_error or "")
+    assert result.final_verdict == "PASS"
+    executor_user = transport.requests[2].body["messages"][1]["content"]
+    assert "<planner_plan>" not in executor_user
+    assert "<user_query>" in executor_user
+    planner_step = store.list_agent_steps("diag-1")[0]
+    assert planner_step["output"]["error"] == first.planner_error
