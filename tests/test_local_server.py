@@ -91,12 +91,12 @@ def test_server_command_serves_the_model_with_function_calling_on_loopback(
     tmp_path: Path,
 ) -> None:
     argv = server_command(tmp_path / "m.gguf", host="127.0.0.1", port=8123, n_threads=2)
-    assert argv[:3] == [sys.executable, "-m", "llama_cpp.server"]
+    assert argv[:3] == [sys.executable, "-m", "pytest_diageval.llama_shim"]
     options = dict(zip(argv[3::2], argv[4::2], strict=True))
     assert options == {
         "--model": str(tmp_path / "m.gguf"),
         "--model_alias": "gemma3-270m",
-        "--chat_format": "chatml-function-calling",
+        "--chat_format": "diageval-chatml-tools",
         "--n_ctx": "8192",
         "--n_threads": "2",
         "--host": "127.0.0.1",

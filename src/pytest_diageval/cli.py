@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
@@ -42,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
         "--base-url", default=os.environ.get("OPENAI_BASE_URL"), help="OpenAI-compatible base URL"
     )
     ask.add_argument("--db", default="diageval.sqlite", help="SQLite audit file")
+    ask.add_argument("--timeout", type=float, default=60.0, help="seconds per model request")
     ask.add_argument("--session-id", default=None, help="session id (default: derived from time)")
     ask.set_defaults(handler=_ask)
 
@@ -82,8 +84,13 @@ def _ask(args: argparse.Namespace) -> int:
         print(f"diageval ask: {exc}", file=sys.stderr)
         return 2
     config = LLMConfig(
-        base_url=args.base_url, model=args.model, api_key=os.environ["OPENAI_API_KEY"]
+        base_url=args.base_url,
+        model=args.model,
+        api_key=os.environ["OPENAI_API_KEY"],
+        timeout=args.timeout,
     )
+    # instructor logs each failed attempt at ERROR; the audit below reports what matters.
+    logging.getLogger("instructor").setLevel(logging.CRITICAL)
     store = Store(args.db)
     session_id = args.session_id or _fresh_session_id()
     result = ChatService(store=store).run(args.query, world, LLM(config), session_id=session_id)

@@ -44,6 +44,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="model name to record with (default: $DIAGEVAL_MODEL, or the cassette's model)",
     )
     group.addoption(
+        "--diageval-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds per model request when recording (default: $DIAGEVAL_TIMEOUT or 60)",
+    )
+    group.addoption(
         "--diageval-report",
         metavar="PATH.json",
         default=None,
@@ -64,6 +71,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.getoption("diageval_record"),
         config.getoption("diageval_base_url"),
         config.getoption("diageval_model"),
+        config.getoption("diageval_timeout"),
     )
     config.pluginmanager.register(DiagevalReporter(config), "diageval-reporter")
     # instructor logs every failed attempt at ERROR; the items report those failures

@@ -37,6 +37,7 @@ __all__ = [
     "CHECKS",
     "CheckOutcome",
     "check_answer",
+    "check_answer_forbidden_keywords",
     "check_claims",
     "check_forbidden_keywords",
     "check_gatekeeper",
@@ -250,6 +251,25 @@ def check_forbidden_keywords(expected: list[str], result: ChatResult) -> CheckOu
 
 
 @_needs_rounds
+def check_answer_forbidden_keywords(expected: list[str], result: ChatResult) -> CheckOutcome:
+    """No keyword occurs in the final answer (the model's claims may say what they like)."""
+    answer = result.final_answer
+    hits = [
+        f"{keyword!r} in final answer: {ev.around(answer, match.start(), match.end())}"
+        for keyword in expected
+        for match in _find(keyword, answer)
+    ]
+    found = sorted({keyword for keyword in expected if _find(keyword, answer)})
+    actual = f"found {', '.join(found)}" if found else f"none found in {len(answer)} chars"
+    return CheckOutcome(
+        bool(answer) and not hits,
+        f"none of {describe_expected(expected)} in the final answer",
+        actual if answer else "the final answer is empty",
+        hits,
+    )
+
+
+@_needs_rounds
 def check_required_keywords(expected: list[str], result: ChatResult) -> CheckOutcome:
     """Every keyword occurs in the final answer."""
     answer = result.final_answer
@@ -362,6 +382,7 @@ CHECKS: dict[str, Callable[[Any, ChatResult], CheckOutcome]] = {
     "gatekeeper": check_gatekeeper,
     "forbidden_keywords": check_forbidden_keywords,
     "required_keywords": check_required_keywords,
+    "answer_forbidden_keywords": check_answer_forbidden_keywords,
     "claims": check_claims,
     "no_evidence": check_no_evidence,
     "tool_calls": check_tool_calls,

@@ -81,6 +81,7 @@ def _run_cassette(
             base_url=settings.base_url or DEFAULT_BASE_URL,
             model=settings.model or session.recorded_model or DEFAULT_MODEL,
             api_key=settings.api_key or REPLAY_API_KEY,
+            timeout=settings.timeout,
             # A replay must never sleep through SDK retries; a recording may retry a server.
             max_retries=0 if settings.record_mode == "none" else 2,
         )

@@ -219,6 +219,11 @@ class Expect(_Strict):
     required_keywords: _Keywords | None = Field(
         None, description="Each must occur (case-insensitive) in the final answer. 必须出现。"
     )
+    answer_forbidden_keywords: _Keywords | None = Field(
+        None,
+        description="None may occur (case-insensitive) in the final answer; claims are not"
+        " scanned (what the guards guarantee whatever the model wrote). 最终回答中禁止出现。",
+    )
     claims: ClaimsExpectation | None = None
     no_evidence: Annotated[list[NoEvidenceRow], Field(min_length=1)] | None = Field(
         None, description="Per evidence tool: a row with these no-evidence semantics exists."
@@ -231,7 +236,7 @@ class Expect(_Strict):
         _no_duplicates(value if isinstance(value, list) else None, "verdict")
         return value
 
-    @field_validator("forbidden_keywords", "required_keywords")
+    @field_validator("forbidden_keywords", "required_keywords", "answer_forbidden_keywords")
     @classmethod
     def _unique_keywords(cls, value: list[str] | None) -> list[str] | None:
         _no_duplicates([v.casefold() for v in value] if value else None, "the keyword list")

@@ -15,6 +15,7 @@ from typing import Literal, get_args
 import pytest
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
     "NEVER_COLLECTED_DIRS",
     "RECORD_MODES",
     "SETTINGS_KEY",
@@ -27,6 +28,8 @@ __all__ = [
 RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
 RECORD_MODES: tuple[RecordMode, ...] = get_args(RecordMode)
 NEVER_COLLECTED_DIRS = frozenset({"worlds", "cassettes"})
+DEFAULT_TIMEOUT = 60.0
+"""Seconds per model request; a small local model may need far more (``--diageval-timeout``)."""
 
 
 @dataclass(frozen=True)
@@ -37,16 +40,22 @@ class RunSettings:
     base_url: str | None = None
     model: str | None = None
     api_key: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
 
     @classmethod
     def from_env(
-        cls, record_mode: RecordMode, base_url: str | None, model: str | None
+        cls,
+        record_mode: RecordMode,
+        base_url: str | None,
+        model: str | None,
+        timeout: float | None = None,
     ) -> RunSettings:
         return cls(
             record_mode=record_mode,
             base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
             model=model or os.environ.get("DIAGEVAL_MODEL"),
             api_key=os.environ.get("OPENAI_API_KEY") or None,
+            timeout=timeout or float(os.environ.get("DIAGEVAL_TIMEOUT") or DEFAULT_TIMEOUT),
         )
 
 
