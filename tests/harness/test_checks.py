@@ -317,6 +317,7 @@ ONE_OF_EACH: dict[str, Any] = {
     "gatekeeper": GatekeeperExpectation(severity="none"),
     "forbidden_keywords": ["x"],
     "required_keywords": ["x"],
+    "answer_forbidden_keywords": ["x"],
     "claims": ClaimsExpectation(min=0),
     "no_evidence": [NO_LOG_HITS],
     "tool_calls": ToolCallsExpectation(max=10),

@@ -58,7 +58,8 @@ EXPECT_ORDER = (
     "no_evidence",
     "tool_calls",
 )
-"""The item order the issue fixes (not imported from the plugin, so a drift is caught)."""
+"""The item order issue 5 fixes (not imported from the plugin, so a drift is caught); the later
+extension ``answer_forbidden_keywords`` sits between required_keywords and claims."""
 
 FORGED_EXCERPT = "HighMemoryUsage resolved, service=inventory-service, current=12%"
 
@@ -132,12 +133,13 @@ class ScenarioDir:
 
     @staticmethod
     def full() -> dict[str, Any]:
-        """The example with every one of the eleven expectation keys, all true of the run."""
+        """The example with the eleven expectation keys of issue 5, all true of the run
+        (``answer_forbidden_keywords``, a later extension, has its own tests)."""
         data = _example()
         expect = data["expect"]
         expect["parse_status"] = "valid"
         expect["no_evidence"] = [{"tool": "query_logs", "evidence_status": "supported"}]
-        data["expect"] = {key: expect[key] for key in EXPECT_ORDER}
+        data["expect"] = {key: expect[key] for key in EXPECT_ORDER if key in expect}
         return data
 
     @staticmethod

@@ -279,3 +279,27 @@ def test_a_run_that_stops_fails_every_item_with_its_error(
         "  scenario             | expected | actual | score | gatekeeper | rounds | checks",
         "  high-memory-positive | PASS     | —      | —     | —          | 0      | 0/11",
     ]
+
+
+def test_answer_forbidden_keywords_scans_the_final_answer_only(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    data = scenarios.full()
+    # HighMemoryUsage is in the claim and the answer; "91%" too; 堆转储 in neither.
+    data["expect"] = {"answer_forbidden_keywords": ["堆转储"]}
+    scenarios.write("scenarios/ok.yaml", data)
+    bad = scenarios.full()
+    bad["id"] = "answer-leak"
+    bad["expect"] = {"answer_forbidden_keywords": ["堆转储", "highmemoryusage"]}
+    scenarios.write("scenarios/bad.yaml", bad)
+
+    result = pytester.runpytest()
+
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "expected: none of [堆转储, highmemoryusage] in the final answer",
+            "actual:   found highmemoryusage",
+            "'highmemoryusage' in final answer: *«HighMemoryUsage»*",
+        ]
+    )
