@@ -97,7 +97,7 @@ def test_server_command_serves_the_model_with_function_calling_on_loopback(
         "--model": str(tmp_path / "m.gguf"),
         "--model_alias": "gemma3-270m",
         "--chat_format": "diageval-chatml-tools",
-        "--n_ctx": "8192",
+        "--n_ctx": "16384",
         "--n_threads": "2",
         "--host": "127.0.0.1",
         "--port": "8123",

@@ -54,7 +54,7 @@ CHAT_FORMAT = "diageval-chatml-tools"  # registered by pytest_diageval.llama_shi
 LOCAL_EXTRA_HINT = "pip install -e '.[local]'"
 # The executor's system prompt, the tool definitions and a few tool outputs do not fit in the
 # server's default 2048 tokens; Gemma 3 270M itself takes 32k.
-DEFAULT_N_CTX = 8192
+DEFAULT_N_CTX = 16384  # the executor loop outgrew 8192 tokens on a chatty tool result
 DEFAULT_STARTUP_TIMEOUT = 120.0
 LOG_TAIL_LINES = 20
 
