@@ -17,6 +17,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_diageval.local_server import DEFAULT_N_CTX
+
 __all__ = ["main"]
 
 
@@ -60,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="model cache (default ~/.cache/pytest-diageval)",
     )
-    serve.add_argument("--n-ctx", type=int, default=8192, help="context window in tokens")
+    serve.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX, help="context window in tokens")
     serve.add_argument(
         "--startup-timeout", type=float, default=120.0, help="seconds to wait for the server"
     )
