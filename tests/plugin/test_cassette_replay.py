@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from support.fake_openai_server import FakeOpenAIServer, ReceivedRequest
+from support.prompt_edit import planner_prompt_edit_conftest
 
 if TYPE_CHECKING:
     from conftest import ScenarioDir
@@ -216,27 +217,7 @@ def test_a_configured_cassette_dir_is_never_collected(
 # --------------------------------------------------------------------------- stale
 
 
-STALE_PROMPT_CONFTEST = """
-import pytest
-import pytest_diageval.agents.planner as planner
-from pytest_diageval.agents.prompts import load_prompt
-
-_patch = pytest.MonkeyPatch()
-
-
-def edited(agent):
-    text = load_prompt(agent)
-    return text.replace("steps 最多 4 条", "steps 最多 3 条") if agent == "planner" else text
-
-
-def pytest_configure(config):
-    # planner.py imported the name, so that is where the edited prompt must go.
-    _patch.setattr(planner, "load_prompt", edited)
-
-
-def pytest_unconfigure(config):
-    _patch.undo()
-"""
+STALE_PROMPT_CONFTEST = planner_prompt_edit_conftest("steps 最多 4 条", "steps 最多 3 条")
 
 
 def test_a_prompt_change_fails_as_a_stale_cassette_with_diff_and_command(

@@ -8,30 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from support.prompt_edit import planner_prompt_edit_conftest
+
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "live" / "live-high-memory.yaml"
 CASSETTE = ROOT / "cassettes" / "live-high-memory.yaml"
 
-EDIT_ONE_PLANNER_LINE = """
-import pytest
-import pytest_diageval.agents.planner as planner
-from pytest_diageval.agents.prompts import load_prompt
-
-_patch = pytest.MonkeyPatch()
-
-
-def edited(agent):
-    text = load_prompt(agent)
-    return text.replace("steps 最多 4 条", "steps 最多 5 条") if agent == "planner" else text
-
-
-def pytest_configure(config):
-    _patch.setattr(planner, "load_prompt", edited)
-
-
-def pytest_unconfigure(config):
-    _patch.undo()
-"""
+EDIT_ONE_PLANNER_LINE = planner_prompt_edit_conftest("steps 最多 4 条", "steps 最多 5 条")
 
 
 def _copy_live_scenario(pytester: pytest.Pytester) -> Path:
