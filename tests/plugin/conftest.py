@@ -30,7 +30,9 @@ __all__ = [
     "EXAMPLE_SCENARIO",
     "EXPECT_ORDER",
     "FORGED_EXCERPT",
+    "OUTER_ENVIRONMENT",
     "ScenarioDir",
+    "failures_section",
     "normalise_durations",
     "read_runs",
     "scenario_builders",
@@ -206,6 +208,10 @@ class ScenarioDir:
         return summary_section(result.outlines)
 
     @staticmethod
+    def failures(result: pytest.RunResult) -> list[str]:
+        return failures_section(result.outlines)
+
+    @staticmethod
     def without_durations(report: Any) -> Any:
         return normalise_durations(report)
 
@@ -229,6 +235,21 @@ def summary_section(lines: list[str]) -> list[str]:
     return section
 
 
+def failures_section(lines: list[str]) -> list[str]:
+    """The lines of the ``FAILURES`` section: each failure's report, once.
+
+    The short test summary after it repeats each message; how much of it depends on the
+    terminal width and on whether pytest thinks it runs in CI (where it never truncates).
+    """
+    start = next(i for i, line in enumerate(lines) if re.match(r"=+ FAILURES =+$", line))
+    section: list[str] = []
+    for line in lines[start + 1 :]:
+        if re.match(r"=+ .* =+$", line):
+            break
+        section.append(line)
+    return section
+
+
 def normalise_durations(value: Any) -> Any:
     """The report with every ``duration_ms`` (wall-clock audit data) set to 0."""
     if isinstance(value, dict):
@@ -239,6 +260,32 @@ def normalise_durations(value: Any) -> Any:
     if isinstance(value, list):
         return [normalise_durations(item) for item in value]
     return value
+
+
+OUTER_ENVIRONMENT = (
+    # pytest prints the short test summary untruncated when one of these is set.
+    "CI",
+    "BUILD_NUMBER",
+    # The endpoint a prompt engineer may have exported for recording.
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "DIAGEVAL_MODEL",
+    "DIAGEVAL_TIMEOUT",
+)
+
+
+@pytest.fixture(autouse=True)
+def plain_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every pytester run sees the same environment, whoever runs the outer suite.
+
+    In-process pytester runs read ``os.environ``: a CI runner or an exported endpoint would
+    otherwise change what the inner run prints or where it would record. A test that needs
+    one of these sets it itself.
+    """
+    for name in OUTER_ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture(scope="session", autouse=True)

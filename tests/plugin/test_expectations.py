@@ -185,11 +185,37 @@ def test_forbidden_keyword_report_says_which_where_and_around(
     result = pytester.runpytest()
 
     result.assert_outcomes(passed=10, failed=1)
-    assert result.outlines.count("actual:   found 内存使用率") == 1
+    failures = scenarios.failures(result)
+    assert failures.count("actual:   found 内存使用率") == 1
     for where in ("claim claim-1 (round 1)", "final answer"):
         line = f"'内存使用率' in {where}: … HighMemoryUsage 告警，«内存使用率»达到 91%。"
-        assert line in result.outlines
-    assert "scanned 1 claim(s) over 1 round(s) and the final answer (50 chars)" in result.outlines
+        assert line in failures
+    assert "scanned 1 claim(s) over 1 round(s) and the final answer (50 chars)" in failures
+
+
+def test_in_ci_the_short_summary_carries_the_whole_report_after_the_failures_section(
+    pytester: pytest.Pytester, scenarios: ScenarioDir, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pytest never truncates the short summary in CI: the report then appears twice, and the
+    # summary line still starts with which scenario and which expectation failed.
+    monkeypatch.setenv("CI", "true")
+    data = scenarios.full()
+    data["expect"]["forbidden_keywords"] = ["内存使用率"]
+    scenarios.write("scenarios/memory.yaml", data)
+
+    result = pytester.runpytest()
+
+    result.assert_outcomes(passed=10, failed=1)
+    assert scenarios.failures(result).count("actual:   found 内存使用率") == 1
+    assert result.outlines.count("actual:   found 内存使用率") == 2
+    result.stdout.fnmatch_lines(
+        [
+            "*short test summary info*",
+            f"FAILED {NODE}::forbidden_keywords - scenario high-memory-positive "
+            "(HighMemoryUsage 证据存在时 PASS) — expectation 'forbidden_keywords' failed",
+            "expected: none of [内存使用率]",
+        ]
+    )
 
 
 def test_a_verdict_list_passes_when_the_verdict_is_among_it(
@@ -271,7 +297,7 @@ def test_a_run_that_stops_fails_every_item_with_its_error(
     result = pytester.runpytest()
 
     result.assert_outcomes(failed=11)
-    stopped = [line for line in result.outlines if "did not run to the end" in line]
+    stopped = [line for line in scenarios.failures(result) if "did not run to the end" in line]
     assert len(stopped) == 11
     result.stdout.fnmatch_lines(["ScriptError: scripted model: request 4 from stage 'verifier'*"])
     assert scenarios.runs() == [("high-memory-positive", "main")]
