@@ -139,6 +139,30 @@ def test_malformed_then_good_costs_two_calls_and_succeeds() -> None:
     assert reask[len(QUERY) + 1]["content"].startswith("Validation Error found:")
 
 
+def test_malformed_function_arguments_are_re_asked_once_with_the_exact_text() -> None:
+    broken = '{"plan": "确认告警", "steps": ["查告警",'
+    llm, transport = scripted_llm(
+        [
+            {"stage": "planner", "raw_arguments": broken},
+            {"stage": "planner", "content": GOOD_PLAN},
+        ]
+    )
+    plan = llm.structured(Plan, QUERY, stage="planner", round=1)
+    assert plan.model_dump() == GOOD_PLAN
+    assert len(transport.requests) == 2
+    reask = transport.requests[1].body["messages"]
+    assert reask[: len(QUERY)] == QUERY
+    call = reask[len(QUERY)]["tool_calls"][0]
+    assert (call["id"], call["function"]) == (
+        "call_forced_1",
+        {"name": "Plan", "arguments": broken},
+    )
+    answer = reask[len(QUERY) + 1]
+    assert (answer["role"], answer["tool_call_id"]) == ("tool", "call_forced_1")
+    assert "Validation Error found:" in answer["content"]
+    transport.assert_exhausted()
+
+
 def test_two_malformed_answers_fail_after_exactly_two_calls() -> None:
     llm, transport = scripted_llm(
         [

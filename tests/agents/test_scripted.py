@@ -45,7 +45,7 @@ def test_entry_with_two_answers_is_rejected_with_entry_number() -> None:
         )
     assert str(excinfo.value) == (
         "scenarios/memory.yaml: entry 2 (1-based): an entry needs exactly one of content, "
-        "tool_calls, raw (found: content, raw)"
+        "tool_calls, raw, raw_arguments (found: content, raw)"
     )
 
 
@@ -238,3 +238,30 @@ def test_every_request_is_recorded_as_it_arrived() -> None:
     assert (second.stage, second.headers["x-diageval-round"]) == ("verifier", "2")
     assert first.body == {"messages": USER, "model": "scripted-model", "temperature": 0.0}
     assert json.loads(first.content) == first.body
+
+
+def test_raw_arguments_call_the_forced_function_with_exactly_that_text() -> None:
+    text = '{"plan": "确认告警", "steps": ["查告警",'  # cut off mid-list
+    llm, transport = scripted_llm([{"stage": "planner", "raw_arguments": text}])
+    completion = llm.chat(
+        USER,
+        stage="planner",
+        round=1,
+        tools=[QUERY_LOGS_TOOL],
+        tool_choice={"type": "function", "function": {"name": "query_logs"}},
+    )
+    assert _function_calls(completion) == [("call_forced_1", "query_logs", text)]
+    assert completion.choices[0].message.content is None
+    transport.assert_exhausted()
+
+
+def test_raw_arguments_without_a_forced_function_name_the_entry_and_stage() -> None:
+    llm, transport = scripted_llm([{"stage": "executor", "raw_arguments": "{"}])
+    with pytest.raises(ScriptError) as excinfo:
+        llm.chat(USER, stage="executor", round=1, tools=[QUERY_LOGS_TOOL])
+    assert str(excinfo.value) == (
+        "scripted model: entry 1 (1-based) has raw_arguments, but the request from stage "
+        "'executor' forces no function to call"
+    )
+    with pytest.raises(ScriptError, match="forces no function"):
+        transport.assert_exhausted()

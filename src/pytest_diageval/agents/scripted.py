@@ -11,7 +11,10 @@ per expected request, served in order:
   those tools. Ids are ``call_1``, ``call_2``, … numbered over the whole script in order, so a
   script author can predict them; a forced function call made for a ``content`` entry gets
   ``call_forced_<entry number>`` instead, so it never shifts those numbers;
-* ``{stage, raw: "<text>"}`` answers with exactly that text as content (malformed output).
+* ``{stage, raw: "<text>"}`` answers with exactly that text as content (malformed output);
+* ``{stage, raw_arguments: "<text>"}`` (an extension) calls the function the request forces,
+  with exactly that text as its ``arguments`` string: the malformed function call a real model
+  sends, which ``raw`` cannot express because it answers with message content.
 
 The entry's ``stage`` must equal the request's ``X-Diageval-Stage`` header. A mismatch, a
 request after the last entry, and (through :meth:`ScriptedTransport.assert_exhausted`) entries
@@ -72,8 +75,12 @@ class ScriptToolCall(BaseModel):
     )
 
 
+_ANSWER_FIELDS = ("content", "tool_calls", "raw", "raw_arguments")
+
+
 class ScriptEntry(BaseModel):
-    """One scripted answer: exactly one of ``content``, ``tool_calls``, ``raw``."""
+    """One scripted answer: exactly one of ``content``, ``tool_calls``, ``raw``,
+    ``raw_arguments``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -87,16 +94,19 @@ class ScriptEntry(BaseModel):
         None, min_length=1, description="Tool calls, ids call_1, call_2, … over the script."
     )
     raw: str | None = Field(None, description="Exact message text (e.g. malformed output).")
+    raw_arguments: str | None = Field(
+        None,
+        description="Exact arguments text of the forced function call (e.g. malformed JSON)."
+        " 强制函数调用的原始参数文本。",
+    )
 
     @model_validator(mode="after")
     def _exactly_one_answer(self) -> Self:
-        given = [
-            name for name in ("content", "tool_calls", "raw") if getattr(self, name) is not None
-        ]
+        given = [name for name in _ANSWER_FIELDS if getattr(self, name) is not None]
         if len(given) != 1:
             found = ", ".join(given) if given else "none"
             raise ValueError(
-                f"an entry needs exactly one of content, tool_calls, raw (found: {found})"
+                f"an entry needs exactly one of {', '.join(_ANSWER_FIELDS)} (found: {found})"
             )
         return self
 
@@ -215,7 +225,16 @@ class ScriptedTransport(httpx2.BaseTransport):
     def _answer(self, index: int, body: Mapping[str, Any]) -> dict[str, Any]:
         entry = self.entries[index]
         forced = _forced_function(body)
-        if entry.tool_calls is not None:
+        if entry.raw_arguments is not None:
+            if forced is None:
+                raise ScriptError(
+                    f"scripted model: entry {index + 1} (1-based) has raw_arguments, but the "
+                    f"request from stage {entry.stage!r} forces no function to call"
+                )
+            call = _tool_call(f"call_forced_{index + 1}", forced, entry.raw_arguments)
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+            finish_reason = "stop"
+        elif entry.tool_calls is not None:
             calls = [
                 _tool_call(call_id, call.name, call.arguments)
                 for call_id, call in zip(self._tool_call_ids[index], entry.tool_calls, strict=True)
@@ -291,12 +310,10 @@ def _forced_function(body: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _tool_call(call_id: str, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "id": call_id,
-        "type": "function",
-        "function": {"name": name, "arguments": stable_json(arguments)},
-    }
+def _tool_call(call_id: str, name: str, arguments: Mapping[str, Any] | str) -> dict[str, Any]:
+    """A function tool call; a string is sent as the arguments text exactly as given."""
+    text = arguments if isinstance(arguments, str) else stable_json(arguments)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
 
 
 def _completion(
