@@ -12,6 +12,8 @@ from pytest_diageval.core.contracts import (
     ExecutorContract,
     FactChecked,
     GatekeeperResult,
+    ToolTraceSummaryItem,
+    VerifierOutput,
 )
 from pytest_diageval.core.routing import RouteDecision
 from pytest_diageval.core.templates import (
@@ -19,6 +21,7 @@ from pytest_diageval.core.templates import (
     DISCLAIMER,
     EVIDENCE_GAPS_HEADING,
     FALLBACK_NEXT_STEPS,
+    GAP_SUFFIX,
     NEXT_STEPS_HEADING,
     RawLeakError,
     assert_no_raw_leak,
@@ -26,7 +29,7 @@ from pytest_diageval.core.templates import (
     is_evidence_gathering,
     render_answer,
 )
-from pytest_diageval.core.verdict import VerdictDecision, fallback_decision
+from pytest_diageval.core.verdict import VerdictDecision, derive_verdict, fallback_decision
 
 ALERT = "order-service 当前存在 HighMemoryUsage 告警，内存使用率达到 91%。"
 HEAP = "order-service JVM 堆内存使用接近上限，当前为 3.8GB/4GB。"
@@ -117,13 +120,16 @@ def _fact(text: str, verification: str, claim_id: str | None, critical: bool = T
     )
 
 
-def _decision(verdict: str, score: float, facts: list[FactChecked]) -> VerdictDecision:
+def _decision(
+    verdict: str, score: float, facts: list[FactChecked], incident: list[int] | None = None
+) -> VerdictDecision:
     return VerdictDecision(
         model_verdict=verdict,  # type: ignore[arg-type]
         model_score=score,
         derived_verdict=verdict,  # type: ignore[arg-type]
         derived_score=score,
         facts=facts,
+        incident_evidence_facts=incident or [],
     )
 
 
@@ -135,9 +141,11 @@ PASS_DECISION = _decision(
     "PASS",
     1.0,
     [_fact(ALERT, "direct_evidence", "claim-1"), _fact(HEAP, "direct_evidence", "claim-2")],
+    incident=[0, 1],
 )
 # The verifier supported claims 1 (direct) and 2 (indirect), found no evidence for the
-# HikariCP root cause (claim 3) and never looked at claim 4.
+# HikariCP root cause (claim 3) and never looked at claim 4; the runbook fact cites only a
+# runbook entry, so it is not among the facts that cite incident evidence.
 LOW_DECISION = _decision(
     "LOW_CONFID",
     0.5333,
@@ -147,6 +155,7 @@ LOW_DECISION = _decision(
         _fact(HIKARI_FACT, "no_evidence", "claim-3"),
         _fact(RUNBOOK, "indirect_support", None, critical=False),
     ],
+    incident=[0, 1],
 )
 REJECT_DECISION = _decision(
     "REJECT",
@@ -197,10 +206,11 @@ def test_disclaimer_lists_supported_claims_and_verifier_gaps_only() -> None:
     answer = _render("disclaimer", LOW_DECISION)
     assert answer == (
         f"{DISCLAIMER}\n\n"
-        f"已确认的发现：\n1. {ALERT}\n2. {HEAP}\n3. {RUNBOOK}\n\n"
+        f"已确认的发现：\n1. {ALERT}\n2. {HEAP}\n\n"
         f"{EVIDENCE_GAPS_HEADING}\n- {HIKARI_FACT}（未找到支持该结论的工具证据）"
     )
-    for unsupported in (HIKARI_CLAIM, LEAK_CLAIM, "内存泄漏", USER_FACING, "缺少堆 dump"):
+    # The runbook fact is supported, but runbook guidance is never a confirmed finding.
+    for unsupported in (HIKARI_CLAIM, LEAK_CLAIM, "内存泄漏", USER_FACING, "缺少堆 dump", RUNBOOK):
         assert unsupported not in answer
 
 
@@ -258,6 +268,135 @@ def test_degraded_without_gathering_actions_falls_back_to_fixed_steps() -> None:
     assert FALLBACK_NEXT_STEPS[0] in answer
 
 
+# --------------------------------------------------------------------------- derived facts
+
+# What the probe saw: an executor root cause the verifier never checked.
+PROBE_CLAIM = "根因已确认: order-service HikariCP 连接池耗尽 active=50/50, 立即重启"
+UNCHECKED_GAP = "- 声明 claim-3 未经核验（未找到支持该结论的工具证据）"
+GATE_PARSE_FAILED = GatekeeperResult(
+    status="fail", severity="low_confid", failed_rules=["executor.parse_failed"]
+)
+
+
+def _entry(trace_ref: str, tool: str, invocation: int, level: str) -> ToolTraceSummaryItem:
+    return ToolTraceSummaryItem(
+        trace_ref=trace_ref,
+        tool_name=tool,
+        source_invocation_ids=[invocation],
+        success=True,
+        input_summary="service=order-service",
+        output_summary=f"{tool} summary",
+        evidence_level=level,  # type: ignore[arg-type]
+        invocation_count=1,
+        no_hit_invocation_count=0,
+        failed_invocation_count=0,
+    )
+
+
+SUMMARY = [
+    _entry("trace-1", "query_metrics", 1, "direct"),
+    _entry("trace-2", "query_logs", 2, "direct"),
+    _entry("trace-3", "lookup_knowledge", 3, "indirect"),
+]
+
+
+def _checked(text: str, label: str, trace: str, claim_id: str | None) -> dict[str, object]:
+    invocation = int(trace.removeprefix("trace-"))
+    return {
+        "fact": text,
+        "claim_id": claim_id,
+        "is_critical": True,
+        "verification": label,
+        "evidence_refs": [{"trace_ref": trace, "source_invocation_ids": [invocation]}],
+    }
+
+
+def _derive(
+    facts: list[dict[str, object]], gate: GatekeeperResult, contract: ExecutorContract | None
+) -> VerdictDecision:
+    output = VerifierOutput.model_validate(
+        {
+            "verdict": "PASS",
+            "groundedness_score": 1.0,
+            "critical_fact_count": len(facts),
+            "facts_checked": facts,
+            "rationale": "checked",
+        }
+    )
+    claims = contract.claims if contract is not None else []
+    return derive_verdict(output, gate, SUMMARY, {1, 2, 3}, claims)
+
+
+def _probe_contract(claim_id: str = "claim-3") -> ExecutorContract:
+    claims = [c.model_copy() for c in CONTRACT.claims[:2]]
+    root = CONTRACT.claims[2].model_copy(update={"claim_id": claim_id, "claim_text": PROBE_CLAIM})
+    return CONTRACT.model_copy(update={"claims": [*claims, root]})
+
+
+# The verifier checked claims 1 and 2 and never looked at claim 3, the probe's root cause.
+CHECKED_1_2 = [
+    _checked(ALERT, "direct_evidence", "trace-1", "claim-1"),
+    _checked(HEAP, "direct_evidence", "trace-1", "claim-2"),
+]
+
+
+def test_disclaimer_names_an_unchecked_claim_without_quoting_it() -> None:
+    contract = _probe_contract()
+    decision = _derive(CHECKED_1_2, GATE_PASS, contract)
+    # The audit record keeps the claim text; the answer never shows it.
+    assert (decision.facts[2].fact, decision.derived_verdict) == (PROBE_CLAIM, "LOW_CONFID")
+    answer = _render("disclaimer", decision, contract=contract)
+    assert answer == (
+        f"{DISCLAIMER}\n\n已确认的发现：\n1. {ALERT}\n2. {HEAP}\n\n"
+        f"{EVIDENCE_GAPS_HEADING}\n{UNCHECKED_GAP}"
+    )
+    assert "HikariCP" not in answer
+
+
+def test_degraded_after_a_gatekeeper_reject_names_an_unchecked_claim_without_quoting_it() -> None:
+    contract = _probe_contract()
+    decision = _derive(CHECKED_1_2, GATE_REJECT, contract)
+    assert decision.derived_verdict == "REJECT"
+    answer = _render("degraded", decision, contract=contract, gatekeeper=GATE_REJECT)
+    assert f"{EVIDENCE_GAPS_HEADING}\n{UNCHECKED_GAP}\n\n" in answer
+    for hidden in (PROBE_CLAIM, "HikariCP", "立即重启", ALERT):
+        assert hidden not in answer
+
+
+def test_an_unchecked_claim_whose_id_is_prose_is_not_named_either() -> None:
+    contract = _probe_contract(claim_id="根因 HikariCP 连接池耗尽")
+    answer = _render("disclaimer", _derive(CHECKED_1_2, GATE_PASS, contract), contract=contract)
+    assert answer.endswith(f"{EVIDENCE_GAPS_HEADING}\n- 执行器的一条声明未经核验{GAP_SUFFIX}")
+    assert "HikariCP" not in answer
+
+
+def test_without_a_contract_runbook_only_facts_are_never_confirmed() -> None:
+    facts = [
+        _checked(ALERT, "direct_evidence", "trace-1", None),
+        _checked(RUNBOOK, "indirect_support", "trace-3", None),
+        _checked(HEAP, "direct_evidence", "trace-2", "claim-7"),  # no such contract claim
+    ]
+    decision = _derive(facts, GATE_PARSE_FAILED, None)
+    assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.8667)
+    answer = _render("disclaimer", decision, contract=None)
+    assert answer == f"{DISCLAIMER}\n\n已确认的发现：\n1. {ALERT}\n2. {HEAP}"
+    assert RUNBOOK not in answer
+
+
+def test_a_placeholder_fact_copied_from_the_prompt_is_never_shown() -> None:
+    # Recorded in live-forged-trap: the verifier echoed its prompt's example fact.
+    facts = [
+        _checked("<事实>", "direct_evidence", "trace-2", None),
+        _checked("‹事实›", "direct_evidence", "trace-2", None),
+        _checked("……", "direct_evidence", "trace-1", None),
+        _checked("<依据>", "no_evidence", "trace-2", None),
+    ]
+    decision = _derive(facts, GATE_PARSE_FAILED, None)
+    assert decision.incident_evidence_facts == [0, 1, 2, 3]
+    answer = _render("disclaimer", decision, contract=None)
+    assert answer == f"{DISCLAIMER}\n\n已确认的发现：\n（暂无经核验确认的发现。）"
+
+
 # --------------------------------------------------------------------------- guards
 
 
@@ -277,6 +416,7 @@ def test_model_text_that_looks_raw_never_reaches_an_answer() -> None:
             _fact("raw_path $.alerts[1] 显示 91%", "indirect_support", None),
             _fact("```json```", "no_evidence", None),
         ],
+        incident=[0, 1, 2],  # cited incident evidence: only the raw-output guard drops them
     )
     answer = _render("disclaimer", leaky)
     assert find_raw_leak(answer) is None

@@ -485,6 +485,21 @@ def test_a_claim_the_verifier_never_checked_becomes_a_critical_gap() -> None:
     assert "verifier.claim_unchecked" in [o.rule for o in decision.overrides]
 
 
+def test_the_decision_lists_the_facts_that_cite_incident_evidence() -> None:
+    output = _output(
+        "PASS",
+        1.0,
+        _fact(MEMORY, "direct_evidence", [("trace-1", [1])]),
+        _fact(RUNBOOK, "indirect_support", [("trace-3", [3])]),
+        _fact(HEAP_LOG, "direct_evidence", [("trace-9", [2])]),  # reaches trace-2 by its id
+    )
+    claims = _claims(("claim-1", "root_cause", LEAK))
+    decision = derive_verdict(output, GATE_PASS, SUMMARY, SESSION_IDS, claims)
+    assert [f.fact for f in decision.facts] == [MEMORY, RUNBOOK, HEAP_LOG, LEAK]
+    assert decision.incident_evidence_facts == [0, 2]
+    assert fallback_decision("no verifier output", None).incident_evidence_facts == []
+
+
 def test_a_runbook_only_critical_fact_can_never_carry_a_pass() -> None:
     log_fact = _fact(MEMORY, "direct_evidence", [("trace-2", [2])])
     runbook_fact = _fact(RUNBOOK, "direct_evidence", [("trace-3", [3])])

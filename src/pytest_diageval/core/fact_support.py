@@ -18,9 +18,21 @@ from pytest_diageval.core.contracts import (
     ToolTraceSummaryItem,
 )
 
-__all__ = ["SUPPORTING", "Override", "downgrade_facts", "unchecked_claims"]
+__all__ = [
+    "CLAIM_UNCHECKED_RULE",
+    "INCIDENT_EVIDENCE_TOOLS",
+    "SUPPORTING",
+    "Override",
+    "downgrade_facts",
+    "incident_evidence_facts",
+    "unchecked_claims",
+]
 
 SUPPORTING: frozenset[FactVerification] = frozenset({"direct_evidence", "indirect_support"})
+INCIDENT_EVIDENCE_TOOLS = frozenset({"query_metrics", "query_logs"})
+"""Tools whose output is a fact of this incident (``lookup_knowledge`` is guidance)."""
+CLAIM_UNCHECKED_RULE = "verifier.claim_unchecked"
+"""Override rule of a fact the code added for a claim the verifier left out."""
 
 
 class Override(BaseModel):
@@ -81,8 +93,7 @@ def _reference_problem(
         return "no_evidence", "fact.evidence_refs_empty", "fact cites no evidence_refs"
     known_trace_refs = {item.trace_ref for item in trace_summary}
     named_ids = {i for ref in refs for i in ref.source_invocation_ids if i in session_ids}
-    named_traces = {ref.trace_ref for ref in refs if ref.trace_ref in known_trace_refs}
-    if not named_ids and not named_traces:
+    if not named_ids and not known_trace_refs.intersection(ref.trace_ref for ref in refs):
         cited = ", ".join(sorted({ref.trace_ref for ref in refs}))
         return (
             "no_evidence",
@@ -90,11 +101,7 @@ def _reference_problem(
             f"evidence_refs ({cited}) name neither an existing trace_ref"
             " nor an invocation of this session",
         )
-    entries = [
-        item
-        for item in trace_summary
-        if item.trace_ref in named_traces or named_ids.intersection(item.source_invocation_ids)
-    ]
+    entries = _cited_entries(fact, trace_summary, session_ids)
     fresh = [item for item in entries if _is_fresh_support(item, negative)]
     if not fresh:
         return (
@@ -114,10 +121,38 @@ def _reference_problem(
     return None
 
 
+def incident_evidence_facts(
+    facts: Sequence[FactChecked],
+    trace_summary: Sequence[ToolTraceSummaryItem],
+    session_ids: frozenset[int],
+) -> list[int]:
+    """Indexes of the facts whose refs reach fresh incident evidence.
+
+    That is a ``query_metrics`` / ``query_logs`` entry with fresh support (a hit, so its level
+    is ``direct``; not a no-hit, failed or only deduped call). A fact that reaches only runbook
+    entries may score as indirect support, but the templates never list it as a confirmed
+    finding (004: runbook content is not a confirmed claim); this is the same standard they
+    apply to a claim's bindings.
+    """
+    return [
+        index
+        for index, fact in enumerate(facts)
+        if any(
+            item.tool_name in INCIDENT_EVIDENCE_TOOLS and _is_fresh_support(item, negative=False)
+            for item in _cited_entries(fact, trace_summary, session_ids)
+        )
+    ]
+
+
 def unchecked_claims(
     claims: Sequence[Claim], facts: Sequence[FactChecked], overrides: list[Override]
 ) -> list[FactChecked]:
-    """A critical ``no_evidence`` fact for every claim the verifier did not check."""
+    """A critical ``no_evidence`` fact for every claim the verifier did not check.
+
+    The added fact keeps the claim's text for the audit trail and the retry context (the next
+    round must know which claim to support). It is executor text nobody verified, so the
+    templates never print it: they find these facts by :data:`CLAIM_UNCHECKED_RULE`.
+    """
     checked_ids = {fact.claim_id for fact in facts if fact.claim_id is not None}
     checked_texts = {fact.fact.strip() for fact in facts}
     added: list[FactChecked] = []
@@ -127,7 +162,7 @@ def unchecked_claims(
         reason = f"the verifier did not check claim {claim.claim_id}; every claim must be checked"
         overrides.append(
             Override(
-                rule="verifier.claim_unchecked",
+                rule=CLAIM_UNCHECKED_RULE,
                 fact_index=len(facts) + len(added),
                 fact=claim.claim_text,
                 from_value=None,
@@ -145,6 +180,22 @@ def unchecked_claims(
             )
         )
     return added
+
+
+def _cited_entries(
+    fact: FactChecked,
+    trace_summary: Sequence[ToolTraceSummaryItem],
+    session_ids: frozenset[int],
+) -> list[ToolTraceSummaryItem]:
+    """Summary entries a fact's refs reach: by ``trace_ref``, or by an invocation id of this
+    session (an id of another session reaches nothing)."""
+    traces = {ref.trace_ref for ref in fact.evidence_refs}
+    ids = {i for ref in fact.evidence_refs for i in ref.source_invocation_ids if i in session_ids}
+    return [
+        item
+        for item in trace_summary
+        if item.trace_ref in traces or ids.intersection(item.source_invocation_ids)
+    ]
 
 
 def _is_fresh_support(item: ToolTraceSummaryItem, negative: bool) -> bool:

@@ -7,14 +7,19 @@ free text cannot be done reliably, while listing supported claims can.
 
 * disclaimer: :data:`DISCLAIMER`, then the confirmed findings (contract claims whose every
   verifier fact is direct/indirect support, with no failed gatekeeper binding, plus supported
-  verifier facts that belong to no contract claim), then the evidence gaps — only the
-  verifier's critical ``no_evidence`` facts.
+  verifier facts that belong to no contract claim; either kind only when it cites incident
+  evidence, never runbooks alone), then the evidence gaps — only the critical ``no_evidence``
+  facts.
 * degraded: :data:`DEGRADED_HEADER`, the confirmed facts (critical facts still
   ``direct_evidence`` after derivation; none when the gatekeeper graded reject), the evidence
   gaps and next-step suggestions that gather evidence (see :func:`is_evidence_gathering`).
 
+A gap the code added for a claim the verifier never checked carries the executor's claim
+text; it is shown only as :data:`UNCHECKED_CLAIM_GAP`, never quoted.
+
 Every piece of model text that enters an answer is screened by :func:`find_raw_leak` and
-dropped if it looks like raw JSON, a code fence or a machine field; the finished answer is
+dropped if it looks like raw JSON, a code fence or a machine field, or if it says nothing (a
+prompt placeholder such as ``<事实>`` copied back, or punctuation only); the finished answer is
 checked once more by :func:`assert_no_raw_leak`. Tool outputs are JSON objects, so the JSON
 check is also what keeps raw tool output out.
 """
@@ -26,6 +31,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from pytest_diageval.core.contracts import Claim, ExecutorContract, GatekeeperResult
+from pytest_diageval.core.fact_support import CLAIM_UNCHECKED_RULE, INCIDENT_EVIDENCE_TOOLS
 from pytest_diageval.core.routing import RouteDecision
 from pytest_diageval.core.verdict import VerdictDecision
 
@@ -59,14 +65,14 @@ NO_GAPS = "（核验未列出具体的证据缺口。）"
 VERIFIER_FALLBACK_NOTICE = "（核验步骤未能完成，本次回答中的任何结论都未经核验。）"
 NO_DIRECT_ANSWER = "（执行器未给出可展示的回答。）"
 GAP_SUFFIX = "（未找到支持该结论的工具证据）"
+UNCHECKED_CLAIM_GAP = "声明 {claim_id} 未经核验"
+UNCHECKED_CLAIM_GAP_NO_ID = "执行器的一条声明未经核验"
 FALLBACK_NEXT_STEPS: tuple[str, ...] = (
     "重新查询相关服务当前的告警与监控指标，确认告警状态与数值。",
     "检索相关服务在告警时间窗口内的错误与警告日志。",
     "查阅知识库中对应告警的排查手册，确认还需要收集哪些证据。",
 )
 MAX_NEXT_STEPS = 5
-INCIDENT_EVIDENCE_TOOLS = frozenset({"query_metrics", "query_logs"})
-"""Tools whose output is a fact of this incident (``lookup_knowledge`` is guidance)."""
 
 _SUPPORTING = frozenset({"direct_evidence", "indirect_support"})
 _EXPECTED_VERDICT = {"direct": "PASS", "disclaimer": "LOW_CONFID", "degraded": "REJECT"}
@@ -96,6 +102,10 @@ _MACHINE_FIELD_RE = re.compile(
 _JSON_KEY_RE = re.compile(r'"[^"\n]{1,80}"\s*:')
 _JSON_ARRAY_RE = re.compile(r"\[\s*[{\[]")
 _RAW_PATH_RE = re.compile(r"\$\.[A-Za-z_]+\[")
+# claim_id is model text too: only an id-shaped one is named in an answer.
+_SAFE_CLAIM_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,23}")
+# A whole line that is one bracketed token is a template slot (``<事实>``), not a statement.
+_PLACEHOLDER_RE = re.compile(r"[<‹〈＜{]\s*[^<>‹›〈〉＜＞{}]*\s*[>›〉＞}]")
 
 
 class RawLeakError(ValueError):
@@ -167,7 +177,7 @@ def _direct(
     else:
         # Without a parsed contract the raw answer is shown only if it reads as prose.
         candidate = executor_final_answer.strip()
-    if candidate and find_raw_leak(candidate) is None:
+    if _is_presentable(candidate):
         return candidate
     findings = _presentable(_supported_claim_texts(decision, contract, failed_claims=set()))
     if not findings:
@@ -216,7 +226,9 @@ def _degraded(
 def _supported_claim_texts(
     decision: VerdictDecision, contract: ExecutorContract | None, *, failed_claims: set[str]
 ) -> list[str]:
-    """Confirmed findings: supported contract claims, then supported claim-less facts."""
+    """Confirmed findings: supported contract claims, then supported claim-less facts that
+    cite incident evidence (when the executor output did not parse, every fact is claim-less,
+    and a runbook-only one must not turn into a finding)."""
     labels_by_claim: dict[str, list[str]] = {}
     for fact in decision.facts:
         if fact.claim_id is not None:
@@ -231,12 +243,14 @@ def _supported_claim_texts(
         and _cites_incident_evidence(claim)
         and _all_supporting(labels_by_claim.get(claim.claim_id, []))
     ]
+    incident = set(decision.incident_evidence_facts)
     texts += [
         fact.fact
-        for fact in decision.facts
+        for index, fact in enumerate(decision.facts)
         if fact.claim_id not in claim_ids
         and fact.claim_id not in failed_claims
         and fact.verification in _SUPPORTING
+        and index in incident
     ]
     return texts
 
@@ -252,8 +266,20 @@ def _all_supporting(labels: Sequence[str]) -> bool:
 
 
 def _gap_lines(decision: VerdictDecision) -> list[str]:
-    gaps = [f.fact for f in decision.facts if f.is_critical and f.verification == "no_evidence"]
+    unchecked = {o.fact_index for o in decision.overrides if o.rule == CLAIM_UNCHECKED_RULE}
+    gaps = [
+        _unchecked_claim_gap(fact.claim_id) if index in unchecked else fact.fact
+        for index, fact in enumerate(decision.facts)
+        if fact.is_critical and fact.verification == "no_evidence"
+    ]
     return [f"- {gap}{GAP_SUFFIX}" for gap in _presentable(gaps)]
+
+
+def _unchecked_claim_gap(claim_id: str | None) -> str:
+    # The fact's text is the executor's unverified claim: name the claim, never quote it.
+    if claim_id is not None and _SAFE_CLAIM_ID_RE.fullmatch(claim_id):
+        return UNCHECKED_CLAIM_GAP.format(claim_id=claim_id)
+    return UNCHECKED_CLAIM_GAP_NO_ID
 
 
 def _next_steps(contract: ExecutorContract | None, gatekeeper: GatekeeperResult) -> list[str]:
@@ -273,13 +299,19 @@ def _next_steps(contract: ExecutorContract | None, gatekeeper: GatekeeperResult)
 
 
 def _presentable(texts: Iterable[str | None]) -> list[str]:
-    """One line each, no empties, no duplicates, nothing that looks like raw output."""
+    """One line each, no duplicates, nothing uninformative or looking like raw output."""
     kept: list[str] = []
     for text in texts:
         line = " ".join((text or "").split())
-        if line and line not in kept and find_raw_leak(line) is None:
+        if line not in kept and _is_presentable(line):
             kept.append(line)
     return kept
+
+
+def _is_presentable(text: str) -> bool:
+    """Says something (a word, not just a slot or punctuation) and does not look raw."""
+    informative = any(ch.isalnum() for ch in text) and not _PLACEHOLDER_RE.fullmatch(text)
+    return informative and find_raw_leak(text) is None
 
 
 # --------------------------------------------------------------------------- layout

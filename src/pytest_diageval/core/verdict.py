@@ -48,6 +48,7 @@ from pytest_diageval.core.fact_support import (
     SUPPORTING,
     Override,
     downgrade_facts,
+    incident_evidence_facts,
     unchecked_claims,
 )
 
@@ -82,6 +83,9 @@ class VerdictDecision(BaseModel):
     derived_score: float = Field(ge=0.0, le=1.0)
     facts: list[FactChecked]
     overrides: list[Override] = Field(default_factory=list)
+    # Indexes into ``facts`` that cite incident evidence (see ``incident_evidence_facts``).
+    # Only the templates read it: a fact outside every claim is a finding only if listed.
+    incident_evidence_facts: list[int] = Field(default_factory=list)
 
 
 def round_score(value: Fraction | float) -> float:
@@ -109,15 +113,17 @@ def derive_verdict(
     found nothing, and only by that.
     """
     overrides: list[Override] = []
+    session_ids = frozenset(session_invocation_ids)
     negative_ids = frozenset(c.claim_id for c in claims if c.claim_type == "negative_observation")
     facts = downgrade_facts(
         verifier_output.facts_checked,
         trace_summary,
-        frozenset(session_invocation_ids),
+        session_ids,
         negative_ids,
         overrides,
     )
     facts += unchecked_claims(claims, facts, overrides)
+    incident = incident_evidence_facts(facts, trace_summary, session_ids)
     verdict, score, reason = _matrix([fact for fact in facts if fact.is_critical])
     _record_model_disagreement(verifier_output, verdict, score, reason, overrides)
     verdict = _runbook_cap(verdict, facts, trace_summary, overrides)
@@ -129,6 +135,7 @@ def derive_verdict(
         derived_score=score,
         facts=facts,
         overrides=overrides,
+        incident_evidence_facts=incident,
     )
 
 
