@@ -159,6 +159,17 @@ def test_gatekeeper_exact_and_subset(passing: ChatResult, rejected: ChatResult) 
     assert check_gatekeeper(expected, rejected).passed
 
 
+def test_an_empty_exact_failed_rules_set_means_no_rule_failed(
+    passing: ChatResult, rejected: ChatResult
+) -> None:
+    assert check_gatekeeper(GatekeeperExpectation(failed_rules=[]), passing).passed
+    wrong = check_gatekeeper(GatekeeperExpectation(failed_rules=[]), rejected)
+    assert not wrong.passed
+    assert wrong.details[0] == (
+        "failed_rules: unexpected evidence.excerpt_mismatch, evidence.raw_path"
+    )
+
+
 def test_gatekeeper_failure_shows_the_failed_bindings(rejected: ChatResult) -> None:
     wrong = check_gatekeeper(
         GatekeeperExpectation(failed_rules=["evidence.raw_path"], warnings_include=["x.y"]),

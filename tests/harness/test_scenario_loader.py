@@ -261,7 +261,9 @@ def test_bad_script_entries_each_get_a_line(tmp_path: Path) -> None:
         (10, "llm.script[1]"),
     ]
     assert error.problems[0].message == "'planer' is not one of planner, executor, verifier"
-    assert "exactly one of content, tool_calls, raw, raw_arguments (found: content, raw)" in str(error)
+    assert "exactly one of content, tool_calls, raw, raw_arguments (found: content, raw)" in str(
+        error
+    )
     assert len(str(error).splitlines()) == 2
 
 

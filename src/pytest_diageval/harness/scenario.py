@@ -12,9 +12,10 @@ decided by :func:`pytest_diageval.harness.loader.resolve_cassette_path`.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Literal, Self, get_args
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -25,7 +26,14 @@ from pydantic import (
 
 from pytest_diageval.agents.results import AnswerKind
 from pytest_diageval.agents.scripted import ScriptEntry
-from pytest_diageval.core.contracts import ClaimType, EvidenceStatus, Severity, Verdict
+from pytest_diageval.core.contracts import (
+    EVIDENCE_TOOLS,
+    ClaimType,
+    EvidenceStatus,
+    Severity,
+    Verdict,
+)
+from pytest_diageval.core.tool_arguments import TOOL_NAMES
 
 __all__ = [
     "EXPECT_KEYS",
@@ -42,6 +50,7 @@ __all__ = [
     "Scenario",
     "ScoreRange",
     "ToolCallsExpectation",
+    "ToolName",
     "VerdictExpectation",
 ]
 
@@ -57,6 +66,8 @@ RESERVED_TAGS: frozenset[str] = frozenset(
 )
 
 EvidenceTool = Literal["query_metrics", "query_logs", "lookup_knowledge"]
+# The Literal gives editors an enum; this fails at import if it drifts from the tools.
+assert get_args(EvidenceTool) == EVIDENCE_TOOLS, "EvidenceTool must equal EVIDENCE_TOOLS"
 ParseStatusName = Literal["valid", "failed"]
 
 _NonEmptyText = Annotated[str, Field(min_length=1, pattern=r"\S")]
@@ -64,6 +75,19 @@ _Keywords = Annotated[list[_NonEmptyText], Field(min_length=1)]
 _Count = Annotated[int, Field(ge=0)]
 _Score = Annotated[float, Field(ge=0.0, le=1.0)]
 VerdictExpectation = Verdict | Annotated[list[Verdict], Field(min_length=1)]
+
+
+def _known_tool(name: str) -> str:
+    # A misspelt name would make `exclude` pass (and `include` fail) for the wrong reason.
+    if name not in TOOL_NAMES:
+        raise ValueError(f"{name!r} is not one of {', '.join(TOOL_NAMES)}")
+    return name
+
+
+ToolName = Annotated[
+    str, AfterValidator(_known_tool), Field(json_schema_extra={"enum": list(TOOL_NAMES)})
+]
+"""A tool the executor can call (``core.tool_arguments.TOOL_NAMES``): evidence or helper."""
 
 
 class _Strict(BaseModel):
@@ -90,8 +114,16 @@ def _min_not_above_max(low: float | None, high: float | None) -> None:
 
 
 def _require_any(model: BaseModel, names: tuple[str, ...]) -> None:
-    """An expectation with nothing to compare would pass vacuously: refuse it."""
-    if all(getattr(model, name) in (None, []) for name in names):
+    """An expectation with nothing to compare would pass vacuously: refuse it.
+
+    A key counts when it differs from its default: ``failed_rules: []`` (default None) is an
+    exact set ("no rule failed"), while ``failed_rules_include: []`` (default []) checks nothing.
+    """
+    fields = type(model).model_fields
+    if all(
+        getattr(model, name) == fields[name].get_default(call_default_factory=True)
+        for name in names
+    ):
         raise ValueError(f"give at least one of {', '.join(names)}")
 
 
@@ -179,8 +211,8 @@ class ToolCallsExpectation(_Strict):
 
     model_config = ConfigDict(json_schema_extra={"minProperties": 1})
 
-    include: list[str] = Field(default_factory=list, description="Tools called at least once.")
-    exclude: list[str] = Field(default_factory=list, description="Tools never called.")
+    include: list[ToolName] = Field(default_factory=list, description="Tools called at least once.")
+    exclude: list[ToolName] = Field(default_factory=list, description="Tools never called.")
     max: _Count | None = Field(None, description="At most this many calls in total.")
     min: _Count | None = Field(None, description="At least this many calls in total.")
 
