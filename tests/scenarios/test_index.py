@@ -1,10 +1,12 @@
 """scenarios/README.md indexes every seed requirement: every file and test it names exists,
-and every shipped scenario is named in it."""
+and every shipped scenario is named in it; every seed-derived scenario carries a seed tag."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 INDEX = ROOT / "scenarios" / "README.md"
@@ -54,3 +56,23 @@ def test_the_index_check_sees_a_missing_test() -> None:
         ("tests/core/test_store.py", "nope"),
         ("tests/core/test_store.py", "also"),
     ]
+
+
+def test_every_seed_scenario_carries_a_seed_requirement_tag() -> None:
+    """matrix/ and regression/ encode 004 (seed004_*); verifier/, routing/ and evidence/ encode
+    the spec scenarios of 000 and 003 (seed000_* / seed003_*). Tags become pytest markers, so
+    ``pytest scenarios -m seed000_reject_no_retry`` selects what covers one requirement."""
+    prefixes = {
+        "matrix": ("seed004_",),
+        "regression": ("seed004_",),
+        "verifier": ("seed000_", "seed003_"),
+        "routing": ("seed000_", "seed003_"),
+        "evidence": ("seed000_", "seed003_"),
+    }
+    untagged = []
+    for folder, wanted in prefixes.items():
+        for path in sorted((ROOT / "scenarios" / folder).glob("*.yaml")):
+            tags = yaml.safe_load(path.read_text("utf-8")).get("tags", [])
+            if not any(tag.startswith(wanted) for tag in tags):
+                untagged.append(f"{folder}/{path.name}")
+    assert untagged == []

@@ -78,6 +78,16 @@ def confirm_memory_leak(data: Data) -> None:
     claim["claim_text"] = "order-service 内存泄漏已确认，内存使用率达到 91%。"
 
 
+def reword_memory_leak_confirmation(data: Data) -> None:
+    """The observation claim and the answer assert the leak, worded unlike 内存泄漏已确认."""
+    contract = _contract(data)
+    contract["claims"][0]["claim_text"] += "，已确认存在内存泄漏"
+    answer = contract["user_facing_answer"]
+    hedge = "是否存在内存泄漏尚不能确认，需要堆 dump 或对象分配统计。"
+    assert hedge in answer, "the scenario's answer no longer holds the hedge this mutation flips"
+    contract["user_facing_answer"] = answer.replace(hedge, "已确认存在内存泄漏。")
+
+
 def flip_memory_label_to_contradicted(data: Data) -> None:
     _verifier(data)["facts_checked"][0]["verification"] = "contradicted"
 
@@ -131,6 +141,44 @@ def mention_order_123_in_claim(data: Data) -> None:
     _contract(data)["claims"][0]["claim_text"] += "订单123 的失败与此无关。"
 
 
+def add_cited_memory_alert_claim_to_narrow_scope(data: Data) -> None:
+    """A second claim off the HighCPUUsage / payment-service scope, really cited and verified.
+
+    The all-alerts query_metrics call (invocation 1) does return the order-service
+    HighMemoryUsage alert at ``$.alerts[1]``: the gatekeeper passes the binding, the scripted
+    verifier labels the fact direct, the verdict stays PASS. Only the forbidden list notices.
+    """
+    contract = _contract(data)
+    contract["claims"].append(
+        {
+            "claim_id": "claim-2",
+            "claim_type": "observation",
+            "claim_text": "order-service 同时存在 HighMemoryUsage 告警。",
+            "evidence_bindings": [
+                {
+                    "tool_name": "query_metrics",
+                    "source_invocation_id": 1,
+                    "raw_path": "$.alerts[1]",
+                    "evidence_excerpt": "HighMemoryUsage firing, service=order-service",
+                }
+            ],
+        }
+    )
+    contract["user_facing_answer"] += "另外 order-service 同时存在 HighMemoryUsage 告警。"
+    verifier = _verifier(data)
+    verifier["critical_fact_count"] = 2
+    verifier["facts_checked"].append(
+        {
+            "fact": "order-service 同时存在 HighMemoryUsage 告警",
+            "claim_id": "claim-2",
+            "is_critical": True,
+            "verification": "direct_evidence",
+            "detail": "已核验的告警片段直接支持。",
+            "evidence_refs": [{"trace_ref": "trace-1", "source_invocation_ids": [1]}],
+        }
+    )
+
+
 @dataclass(frozen=True)
 class Mutation:
     scenario: str
@@ -162,6 +210,8 @@ MUTATIONS = [
     Mutation(CPU, mention_memory_alert_in_cpu_claim, FORBIDDEN),
     Mutation(MEMORY, point_memory_log_binding_at_metrics_call, DEGRADED),
     Mutation(MEMORY, confirm_memory_leak, FORBIDDEN | {"claims"}),
+    # Still one verified observation claim: only the forbidden rewordings catch it.
+    Mutation(MEMORY, reword_memory_leak_confirmation, FORBIDDEN),
     Mutation(MEMORY, flip_memory_label_to_contradicted, DEGRADED - {"gatekeeper"}),
     # The scripted verifier never checks claim-2: the code makes it a critical gap.
     Mutation(
@@ -175,6 +225,7 @@ MUTATIONS = [
     Mutation(REJECT, repair_both_forgeries, DEGRADED),
     Mutation(NARROW, leak_user_service_into_answer, FORBIDDEN),
     Mutation(NARROW, mention_order_123_in_claim, FORBIDDEN),
+    Mutation(NARROW, add_cited_memory_alert_claim_to_narrow_scope, FORBIDDEN),
 ]
 BY_NAME = {m.mutate.__name__: m for m in MUTATIONS}
 MATRIX = sorted({m.scenario for m in MUTATIONS})

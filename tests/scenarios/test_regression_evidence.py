@@ -33,18 +33,24 @@ MEMORY = REGRESSION_DIR / "memory-summary-keeps-trend-and-gc.yaml"
 SLOW = REGRESSION_DIR / "slowresponse-summary-keeps-all-slow-requests.yaml"
 NO_HIT = REGRESSION_DIR / "placeholder-log-no-hit.yaml"
 
-# The concrete values 004 lists as dropped, as the recorder's ref texts print them.
+# The concrete values 004 lists as dropped (复现样例 2 and 3, under "Executor 的
+# evidence_excerpt 中包含"), as the recorder's ref texts print them.
 MEMORY_METRIC_VALUES = (
     "HighMemoryUsage firing",
-    "current=91%",
-    "samples=86.2, 87.4, 88.6, 89.8, 91.0",
+    "current=91%",  # 当前内存使用率 91%
+    "JVM heap usage 3.8GB/4GB",  # JVM 堆内存 3.8GB/4GB (the alert's description)
+    "duration=15m",  # 持续 15m
+    "samples=86.2, 87.4, 88.6, 89.8, 91.0",  # 多个采样点
 )
 MEMORY_LOG_VALUES = (
     "内存使用率过高: 86.2%",
-    "15 次 Full GC, 平均耗时 850ms",
-    "内存使用率过高: 91.0%",
+    "15 次 Full GC, 平均耗时 850ms",  # Full GC 15 次，平均 850ms
+    "内存使用率过高: 91.0%, JVM堆内存: 3.8GB/4GB",  # the one log the old summary kept
 )
-SLOW_METRIC_VALUES = ("SlowResponse firing, service=user-service, current=P99 4.2s",)
+SLOW_METRIC_VALUES = (
+    "SlowResponse firing, service=user-service, current=P99 4.2s",  # user-service P99=4.2s，firing
+    "duration=10m",  # 持续 10m (only the SlowResponse alert lasts 10m in the default world)
+)
 SLOW_LOG_VALUES = tuple(
     f"GET /api/v1/users/{api} 耗时 {ms}ms"
     for api, ms in (
