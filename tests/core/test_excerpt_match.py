@@ -1,5 +1,6 @@
-"""Excerpt matching: the threshold table (English and Chinese), the number and negation checks,
-the minimum length, truncation, and two properties over the real evidence texts."""
+"""Excerpt matching: the threshold table (English and Chinese), the number and negation checks
+(before the length check), the minimum length, generic excerpts, truncation, and properties
+over the real evidence texts."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pytest_diageval.core.excerpt_match import (
     MIN_EXCERPT_UNITS,
     NEGATION_WORDS,
     excerpt_units,
+    informative_units,
     match_excerpt,
     normalise,
 )
@@ -148,11 +150,44 @@ THRESHOLD_TABLE = [
         80.0,
         "['没']",
     ),
+    # short forgeries: the number and negation checks run before the length check
+    ("pool is exhausted", "pool is not exhausted", "mismatch", 100.0, "negation differs"),
+    ("99%", "current=91%", "mismatch", 0.0, "number 99 does not occur in the source"),
+    ("99%", MEMORY_ALERT, "mismatch", 0.0, "number 99 does not occur in the source"),
+    ("9", MEMORY_ALERT, "mismatch", 0.0, "number 9 does not occur in the source"),
+    ("未耗尽", "HikariCP 连接池耗尽", "mismatch", 66.7, "has 1 negation word(s) ['未']"),
+    ("Connection available", HIKARI_LOG, "mismatch", 100.0, "['not']"),
     # too short
-    ("9", MEMORY_ALERT, "too_short", 0.0, "1 comparable units"),
-    ("内", MEMORY_LOG, "too_short", 0.0, "0.5 comparable units"),
-    ("order-service", MEMORY_ALERT, "too_short", 0.0, "2 comparable units"),
-    ("内存过高", MEMORY_LOG, "too_short", 0.0, "below the minimum of 3"),
+    ("91", MEMORY_ALERT, "too_short", 100.0, "1 comparable units"),
+    ("内", MEMORY_LOG, "too_short", 100.0, "0.5 comparable units"),
+    ("order-service", MEMORY_ALERT, "too_short", 100.0, "2 comparable units"),
+    ("内存过高", MEMORY_LOG, "too_short", 75.0, "below the minimum of 3"),
+    ("payment pool", MEMORY_ALERT, "too_short", 0.0, "2 comparable units"),
+    # generic: every token is found, but only the item's metadata is quoted
+    ("[WARN][order-service]", MEMORY_LOG, "too_short", 100.0, "after metadata is nothing"),
+    ("2026-07-08T11:17:00+08:00", MEMORY_LOG, "too_short", 100.0, "after metadata is nothing"),
+    (
+        "[2026-07-08T11:17:00+08:00][WARN][order-service]",
+        MEMORY_LOG,
+        "too_short",
+        100.0,
+        "excerpt is generic",
+    ),
+    ("firing service=order-service", MEMORY_ALERT, "too_short", 100.0, "metadata is nothing"),
+    (
+        "HighMemoryUsage firing, service=order-service, current=9...",
+        MEMORY_ALERT,
+        "matched",
+        100.0,
+        "all 8",
+    ),
+    (
+        "firing, service=order-service, current=91%",
+        MEMORY_ALERT,
+        "too_short",
+        100.0,
+        "what remains after metadata is 'current 91', 2 comparable units, below the minimum",
+    ),
 ]
 
 
@@ -219,8 +254,8 @@ def test_a_number_keeps_its_neighbour(excerpt: str, reason: str | None) -> None:
 @pytest.mark.parametrize(
     ("excerpt", "matched"),
     [
-        ("service=order-service, current=9...", True),
-        ("service=order-service, current=99...", False),
+        ("HighMemoryUsage service=order-service, current=9...", True),
+        ("HighMemoryUsage service=order-service, current=99...", False),
         ("...1%, threshold=85%, duration=15m", True),
         ("...7%, threshold=85%, duration=15m", False),
         ("service=order-service, current=91%, thresh…", True),
@@ -244,6 +279,23 @@ def test_a_token_glued_to_an_ellipsis_may_be_cut(excerpt: str, matched: bool) ->
 )
 def test_units_count_words_numbers_and_half_cjk_characters(excerpt: str, units: float) -> None:
     assert excerpt_units(excerpt) == units
+
+
+@pytest.mark.parametrize(
+    ("excerpt", "source", "units"),
+    [
+        ("[WARN][order-service] 内存使用率过高", MEMORY_LOG, 3.5),
+        ("[2026-07-08T11:17:00+08:00][WARN][order-service]", MEMORY_LOG, 0.0),
+        ("HighMemoryUsage firing, service=order-service", MEMORY_ALERT, 3.0),
+        # the service name counts where the item says something about it, not in service=
+        ("CPU usage 92% on payment-service", CPU_ALERT, 5.0),
+        ("service=payment-service, current=92%", CPU_ALERT, 2.0),
+    ],
+)
+def test_informative_units_leave_out_only_the_metadata_of_the_item(
+    excerpt: str, source: str, units: float
+) -> None:
+    assert informative_units(excerpt, source) == units
 
 
 def test_fillers_may_be_added_or_dropped() -> None:
@@ -287,10 +339,10 @@ def _real_quote(draw: st.DrawFn) -> tuple[str, str]:
 def test_every_long_enough_quote_of_a_real_text_matches(quote: tuple[str, str]) -> None:
     source, excerpt = quote
     result = match_excerpt(excerpt, source)
-    if excerpt_units(excerpt) >= MIN_EXCERPT_UNITS:
+    if informative_units(excerpt, source) >= MIN_EXCERPT_UNITS:
         assert result.outcome == "matched", result.reason
     else:
-        assert result.outcome == "too_short"
+        assert result.outcome == "too_short", result.reason
 
 
 _VOCABULARY = st.sampled_from(
@@ -319,7 +371,8 @@ def test_every_long_enough_substring_of_a_generated_text_matches(
     last = data.draw(st.integers(first, len(pieces) - 1))
     excerpt = text[starts[first] : starts[last] + len(pieces[last][0])]
     result = match_excerpt(excerpt, text)
-    expected = "matched" if excerpt_units(excerpt) >= MIN_EXCERPT_UNITS else "too_short"
+    long_enough = informative_units(excerpt, text) >= MIN_EXCERPT_UNITS
+    expected = "matched" if long_enough else "too_short"
     assert result.outcome == expected, (excerpt, result.reason)
 
 

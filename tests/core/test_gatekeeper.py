@@ -310,6 +310,26 @@ def test_excerpt_mismatch_rejects_a_flipped_negation(evidence: Evidence) -> None
     assert "negation differs" in row.message
 
 
+@pytest.mark.parametrize(
+    ("tool", "raw_path", "excerpt", "text", "reason"),
+    [
+        ("query_metrics", "$.alerts[1]", "99%", MEMORY_ALERT, "number 99 does not occur"),
+        ("query_logs", "$.logs[1]", "GC 129", MEMORY_LOG, "number 129 does not occur"),
+        ("query_logs", "$.logs[0]", "Connection available", HIKARI_LOG, "negation differs"),
+    ],
+)
+def test_a_short_forged_quote_rejects_instead_of_being_too_short(
+    evidence: Evidence, tool: str, raw_path: str, excerpt: str, text: str, reason: str
+) -> None:
+    invocation = evidence.metrics if tool == "query_metrics" else evidence.logs
+    result = evidence.check(_claim("claim-1", _binding(invocation, raw_path, excerpt, tool)))
+    row = _only_row(result)
+    assert (row.grade, row.rule, row.matched_text) == ("reject", "evidence.excerpt_mismatch", text)
+    assert row.message is not None
+    assert reason in row.message
+    assert result.severity == "reject"
+
+
 # --------------------------------------------------------------------------- low-confid rules
 
 
@@ -371,6 +391,34 @@ def test_excerpt_too_short_is_low_confid_not_a_mismatch(evidence: Evidence, exce
     )
     assert row.message is not None
     assert "below the minimum of 3" in row.message
+    assert result.severity == "low_confid"
+
+
+@pytest.mark.parametrize(
+    ("tool", "raw_path", "excerpt", "text"),
+    [
+        ("query_logs", "$.logs[1]", "[WARN][order-service]", MEMORY_LOG),
+        ("query_logs", "$.logs[1]", "2026-07-08T11:17:00+08:00", MEMORY_LOG),
+        ("query_metrics", "$.alerts[1]", "firing service=order-service", MEMORY_ALERT),
+    ],
+)
+def test_a_generic_excerpt_is_too_short_though_every_token_is_found(
+    evidence: Evidence, tool: str, raw_path: str, excerpt: str, text: str
+) -> None:
+    invocation = evidence.metrics if tool == "query_metrics" else evidence.logs
+    result = evidence.check(_claim("claim-1", _binding(invocation, raw_path, excerpt, tool)))
+    row = _only_row(result)
+    assert (row.grade, row.rule, row.matched_text) == (
+        "low_confid",
+        "evidence.excerpt_too_short",
+        text,
+    )
+    assert row.message == (
+        f"claim claim-1, binding 1: evidence_excerpt {excerpt!r} is too short or generic to"
+        f" compare with {raw_path} of invocation {invocation}: excerpt is generic: it quotes"
+        " only metadata of the item (timestamp, log level, service, alert state); what remains"
+        " after metadata is nothing, 0 comparable units, below the minimum of 3"
+    )
     assert result.severity == "low_confid"
 
 
@@ -600,3 +648,34 @@ def test_refs_built_by_the_recorder_from_real_tool_output_are_checked() -> None:
     ]
     assert result.checked_bindings[2].matched_text == HIKARI_LOG
     assert result.severity == "reject"
+
+
+class _OneOutputToolbox:
+    """A toolbox whose only answer is ``output``: a long item the default world lacks."""
+
+    def __init__(self, output: dict[str, Any]) -> None:
+        self._output = output
+
+    def call(self, name: str, arguments: Any) -> dict[str, Any]:
+        return self._output
+
+
+def test_a_true_quote_from_the_end_of_a_long_item_passes() -> None:
+    message = (
+        "GC pauses: "
+        + ", ".join(f"young pause {i} took {10 + i}ms" for i in range(40))
+        + "; final: old gen occupancy 97.5% after Full GC 128"
+    )
+    log = {"timestamp": NOW, "level": "WARN", "service": "order-service", "message": message}
+    store = Store()
+    store.create_session(SESSION, "order-service 的 GC 情况?", NOW)
+    toolbox = _OneOutputToolbox({"success": True, "logs": [log], "total": 1})
+    logs = ToolInvocationRecorder(store, toolbox, SESSION).call("query_logs", {}, round=1)
+    quote = "final: old gen occupancy 97.5% after Full GC 128"
+    binding = _log_binding(logs.invocation_id, "$.logs[0]", quote)
+    contract = ExecutorContract.model_validate({"claims": [_claim("claim-1", binding)]})
+    result = Gatekeeper(store).check(contract, SESSION)
+    row = _only_row(result)
+    assert (row.status, row.grade, row.rule, row.matched_text) == ("pass", "none", None, quote)
+    assert (result.status, result.severity) == ("pass", "none")
+    assert len(logs.evidence_refs[0].text) > 1000  # refs used to be cut at 600 characters

@@ -9,7 +9,6 @@ import pytest
 
 from pytest_diageval.core.contracts import EvidenceRef
 from pytest_diageval.core.recorder import (
-    EVIDENCE_REF_TEXT_CHARS,
     RecordedCall,
     ToolInvocationRecorder,
     extract_evidence_refs,
@@ -97,7 +96,7 @@ def test_log_refs_copy_timestamp_level_service_and_message() -> None:
     ]
 
 
-def test_knowledge_refs_copy_title_source_content_and_are_bounded() -> None:
+def test_knowledge_refs_copy_title_source_content_in_full() -> None:
     content = "排查步骤。" * 1000
     output = {
         "success": True,
@@ -120,10 +119,11 @@ def test_knowledge_refs_copy_title_source_content_and_are_bounded() -> None:
         raw_path="$.evidence_blocks[0]",
         text="HighCPUUsage 告警处理手册 (runbooks/cpu.md): 先看线程",
     )
-    assert long.raw_path == "$.evidence_blocks[1]"
-    assert len(long.text) == EVIDENCE_REF_TEXT_CHARS
-    assert long.text.startswith("长手册 (runbooks/long.md): 排查步骤。")
-    assert long.text.endswith("…")
+    # never cut: a quote from the end of a long item must still find its source text
+    assert long == EvidenceRef(
+        raw_path="$.evidence_blocks[1]", text="长手册 (runbooks/long.md): " + content
+    )
+    assert len(long.text) == 5024  # past the 600 characters where refs used to be cut
 
 
 def test_refs_of_helper_tools_and_outputs_without_items_are_empty() -> None:
@@ -299,6 +299,30 @@ class _ScriptedToolbox:
         if isinstance(self._outcome, Exception):
             raise self._outcome
         return self._outcome
+
+
+LONG_LOG = {
+    "timestamp": "2026-07-08T11:16:10+08:00",
+    "level": "WARN",
+    "service": "order-service",
+    "message": "GC pauses: "
+    + ", ".join(f"young pause {i} took {10 + i}ms" for i in range(40))
+    + "; final: old gen occupancy 97.5% after Full GC 128",
+}
+
+
+def test_a_long_item_is_persisted_in_full_in_its_ref() -> None:
+    store = _store()
+    output = {"success": True, "logs": [LONG_LOG], "total": 1}
+    ToolInvocationRecorder(store, _ScriptedToolbox(output), SESSION).call("query_logs", {}, round=1)
+    row = store.get_invocation(1)
+    assert row is not None
+    assert row.retrieval_details is not None
+    [ref] = row.retrieval_details.evidence_refs or []
+    expected = "[2026-07-08T11:16:10+08:00][WARN][order-service] " + LONG_LOG["message"]
+    assert len(expected) > 1000
+    assert ref == EvidenceRef(raw_path="$.logs[0]", text=expected)
+    assert ref.text.endswith("; final: old gen occupancy 97.5% after Full GC 128")
 
 
 def test_an_output_reporting_success_false_is_a_failed_row() -> None:

@@ -1,17 +1,9 @@
 """Is a cited ``evidence_excerpt`` supported by the system-side text of its evidence ref?
 
 An excerpt must be a *quote* of the ref text: formatting may differ and parts may be left
-out, but nothing may be invented or changed.
-
-Normalisation (:func:`normalise` and :func:`match_excerpt` share it): NFC, then per character
-NFKC (full-width ``ＪＶＭ：９１％`` is ``JVM:91%``) and casefold; camelCase is split
-(``HighMemoryUsage`` = ``high memory usage``); apostrophes are dropped (``isn't`` = ``isnt``);
-all other punctuation, symbols and whitespace separate tokens. A token is a run of Latin
-letters, a number (``3.8`` keeps its point) or one CJK character. A trailing ``...``/``…``
-(or a leading one) marks truncation: the marker goes, and a token glued to it may be cut
-(``thres...`` starts ``threshold``, ``...1%`` ends ``91%``). Numbers compare by value:
-``91`` = ``91.0`` (the alert prints ``current=91%``, the log ``91.0%``), ``3.8`` = ``3.80``,
-``91.5`` is not ``91``.
+out, but nothing may be invented or changed. Both texts are tokenised by
+``core.excerpt_tokens`` (NFKC, casefold, camelCase split, numbers by value, ``...`` as
+truncation; length units; which ref tokens are metadata).
 
 Scorer: in-order token coverage in a bounded window. ``score`` = 100 x (excerpt tokens found
 in order in the best source window) / (excerpt tokens), computed with
@@ -26,18 +18,26 @@ Threshold: :data:`MATCH_THRESHOLD` = 100, every non-filler token must be found: 
 gaps and truncation absorb formatting, so a missing token is content the source does not hold
 (the 91.7 and 93.8 rows below are single changed facts that 90 or 95 would pass).
 
-Own checks, because a score barely moves when one digit or one ``not`` changes:
+The checks, in this order (the first that fails decides):
 
-* numbers: each must occur in the source right after the token that precedes it in the
-  excerpt (fillers aside; :data:`NEIGHBOUR_REACH`), or for a leading number right before the
-  token that follows it. ``current=85%`` fails against ``current=91%, threshold=85%``.
-* negation: the excerpt and the matched source span (plus the token just before the span)
-  hold as many :data:`NEGATION_WORDS` (``not no never without isnt …``; 不 未 没(有) 无).
+1. Contradiction, whatever the length (``mismatch``); own checks, because a score barely
+   moves when one digit or one ``not`` changes:
 
-Minimum length :data:`MIN_EXCERPT_UNITS` = 3 (outcome ``too_short``, not a mismatch): a Latin
-word or a number is 1 unit, a CJK character 0.5 (两个汉字 ≈ one English word), a filler 0.
-``order-service``, ``内存过高`` (2) and any single character are too short; ``内存使用率过高``
-(3.5) is not.
+   * numbers: each must occur in the source right after the token that precedes it in the
+     excerpt (fillers aside; :data:`NEIGHBOUR_REACH`), or for a leading number right before
+     the token that follows it. ``current=85%`` fails against ``current=91%, threshold=85%``,
+     and so does a bare ``99%``.
+   * negation: the excerpt and the matched source span (plus the token just before the span)
+     hold as many :data:`NEGATION_WORDS` (``not no never without isnt …``; 不 未 没(有) 无).
+     ``pool is exhausted`` fails against ``pool is not exhausted``.
+
+2. Length below :data:`MIN_EXCERPT_UNITS` = 3 (``too_short``: too little to tell a quote from
+   a coincidence). ``order-service``, ``内存过高`` (2) and any single character are too short;
+   ``内存使用率过高`` (3.5) is not.
+3. Coverage below the threshold, or a ``...`` token that does not fit (``mismatch``).
+4. Generic (``too_short``): fewer than 3 units remain once the tokens matched to ref metadata
+   (``[timestamp][LEVEL][service]``, ``service=…``, alert state) are left out.
+   ``[WARN][order-service]`` or ``firing, service=order-service`` matches every such item.
 
 Cases on the recorder's alert and log ref texts (the full table with both texts is in
 ``tests/core/test_excerpt_match.py``):
@@ -48,27 +48,40 @@ excerpt                                                      score  outcome
 alert ``JVM heap usage 3.8GB/4GB``                           100    matched (substring)
 alert ``HighMemoryUsage firing, service=order-service,        100    matched (skips a field)
 current=91%, duration=15m``
-alert ``ＦＩＲＩＮＧ，service = order-service；current：９１％``    100    matched (reformatted)
+alert ``ＪＶＭ ｈｅａｐ ｕｓａｇｅ ３.８ＧＢ／４ＧＢ``                    100    matched (width)
 alert ``service=order-service, current=91%, thres...``       100    matched (truncated)
 alert ``HikariCP active=50/50``                              0      mismatch (invented)
 alert ``…, current=99%``                                     88.9   mismatch (number)
+alert ``99%``                                                0      mismatch (number)
 alert ``current=85%, duration=15m; JVM heap usage``          100    mismatch (number label)
 alert ``内存使用率过高: 91.0%, JVM堆内存: 3.8GB/4GB``            37.5   mismatch (other ref)
 alert ``…, service=payment-service, current=91%, …``         91.7   mismatch (< 100)
 log ``内存使用率过低: 91.0%, JVM堆内存: 3.8GB/4GB``              93.8   mismatch (< 100)
 ``Connection is available`` vs ``… is not available``         100    mismatch (negation)
+``pool is exhausted`` vs ``pool is not exhausted``            100    mismatch (negation)
+alert ``order-service``                                      100    too_short (2 units)
+log ``[WARN][order-service]``                                100    too_short (generic)
 ==========================================================  =====  =======================
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from rapidfuzz.distance import LCSseq
+
+from pytest_diageval.core.excerpt_tokens import (
+    FILLER_WORDS,
+    NEGATION_WORDS,
+    Token,
+    Tokenised,
+    excerpt_units,
+    metadata_positions,
+    normalise,
+    tokenise,
+    units,
+)
 
 __all__ = [
     "FILLER_WORDS",
@@ -79,6 +92,7 @@ __all__ = [
     "ExcerptMatch",
     "ExcerptOutcome",
     "excerpt_units",
+    "informative_units",
     "match_excerpt",
     "normalise",
 ]
@@ -92,33 +106,11 @@ NEIGHBOUR_REACH = 1
 adjacent: with 2, ``active=50/00`` passed against ``active=50/50, idle=0`` (found by the
 hypothesis property in the tests)."""
 
-FILLER_WORDS = frozenset(
-    {"a", "an", "the", "is", "are", "was", "were", "be", "been", "of", "in", "on", "at", "to"}
-    | {"for", "by", "with", "as", "and", "的", "了", "是", "在", "着"}
-)
-"""Words that carry no evidence: ignored when matching and when measuring length."""
-
-_CONTRACTIONS = {"isnt", "arent", "wasnt", "werent", "dont", "doesnt", "didnt", "cant", "wont"}
-_CONTRACTIONS |= {"hasnt", "havent", "hadnt", "couldnt", "shouldnt", "wouldnt", "aint"}
-NEGATION_WORDS = frozenset(
-    {"not", "no", "never", "none", "nothing", "nobody", "neither", "nor", "without", "cannot"}
-    | _CONTRACTIONS
-    | {"不", "未", "没", "无"}  # 没有 is 没 + 有: one negation
-)
-"""Tokens whose count must agree between the excerpt and the matched source span."""
-
 ExcerptOutcome = Literal["matched", "mismatch", "too_short"]
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_TOKEN_RE = re.compile(
-    rf"(?P<num>[0-9]+(?:\.[0-9]+)?)|(?P<cjk>[{_CJK}])|(?P<word>(?:(?![{_CJK}])[^\W\d_])+)"
-)
-_KINDS: dict[str, Literal["num", "cjk", "word"]] = {"num": "num", "cjk": "cjk", "word": "word"}
-_APOSTROPHES = frozenset("'‘’`")
-_ELLIPSES = ("...", "⋯")
-_ELLIPSIS_CHARS = ".⋯"
 _SHOWN_TOKENS = 5
 _CUT_REACH = 3  # a cut token may follow its predecessor after a skipped field (key + value)
+_UNITS_RULE = "Latin word or number = 1, CJK character = 0.5"
 
 
 @dataclass(frozen=True)
@@ -135,126 +127,7 @@ class ExcerptMatch:
         return self.outcome == "matched"
 
 
-@dataclass(frozen=True)
-class _Token:
-    key: str  # what is compared: the surface, or a number's canonical value
-    surface: str  # normalised text of the token
-    kind: Literal["num", "cjk", "word"]
-    position: int  # index in the full token list
-    start: int  # offsets in the NFC text, for matched_text
-    end: int
-
-    @property
-    def is_filler(self) -> bool:
-        return self.key in FILLER_WORDS
-
-    @property
-    def is_negation(self) -> bool:
-        return self.key in NEGATION_WORDS
-
-
-@dataclass(frozen=True)
-class _Tokenised:
-    text: str  # the NFC text the offsets refer to
-    tokens: list[_Token]
-    cut_first: bool  # the first token touches a leading truncation marker
-    cut_last: bool  # the last token touches a trailing truncation marker
-
-    def whole_tokens(self) -> list[_Token]:
-        """Tokens that are certainly complete (a token glued to ``...`` may be cut)."""
-        low = 1 if self.cut_first else 0
-        high = len(self.tokens) - (1 if self.cut_last else 0)
-        return self.tokens[low:high]
-
-
-# --------------------------------------------------------------------------- normalisation
-
-
-def _fold(text: str) -> tuple[str, str, list[int]]:
-    """NFC text, its folded form, and for each folded character its NFC offset."""
-    source = unicodedata.normalize("NFC", text)
-    chars: list[str] = []
-    offsets: list[int] = []
-    previous = ""
-    for offset, char in enumerate(source):
-        if char.isupper() and previous.islower():  # camelCase boundary
-            chars.append(" ")
-            offsets.append(offset)
-        for folded in unicodedata.normalize("NFKC", char).casefold():
-            if folded not in _APOSTROPHES:
-                chars.append(folded)
-                offsets.append(offset)
-        previous = char
-    return source, "".join(chars), offsets
-
-
-def _content_bounds(folded: str) -> tuple[int, int, bool, bool]:
-    """Bounds of the text between truncation markers, and which ends were truncated."""
-    body = folded.rstrip()
-    cut_end = body.endswith(_ELLIPSES)
-    end = len(body.rstrip(_ELLIPSIS_CHARS)) if cut_end else len(body)
-    head = folded[:end].lstrip()
-    begin = end - len(head)
-    cut_start = head.startswith(_ELLIPSES)
-    if cut_start:
-        begin += len(head) - len(head.lstrip(_ELLIPSIS_CHARS))
-    return begin, end, cut_start, cut_end
-
-
-def _number_key(digits: str) -> str:
-    """``091.50`` -> ``91.5``: the value, so 91 and 91.0 compare equal."""
-    whole, _, fraction = digits.partition(".")
-    whole = whole.lstrip("0") or "0"
-    fraction = fraction.rstrip("0")
-    return f"{whole}.{fraction}" if fraction else whole
-
-
-def _tokenise(text: str) -> _Tokenised:
-    source, folded, offsets = _fold(text)
-    begin, end, cut_start, cut_end = _content_bounds(folded)
-    tokens: list[_Token] = []
-    for found in _TOKEN_RE.finditer(folded, begin, end):
-        kind = _KINDS[found.lastgroup or ""]
-        surface = found.group()
-        key = _number_key(surface) if kind == "num" else surface
-        first, last = offsets[found.start()], offsets[found.end() - 1] + 1
-        tokens.append(_Token(key, surface, kind, len(tokens), first, last))
-    cut_first = bool(tokens) and cut_start and _starts_at(folded, offsets, tokens[0], begin)
-    cut_last = bool(tokens) and cut_end and offsets[end - 1] + 1 == tokens[-1].end
-    return _Tokenised(source, tokens, cut_first, cut_last)
-
-
-def _starts_at(folded: str, offsets: list[int], token: _Token, begin: int) -> bool:
-    return begin < len(folded) and offsets[begin] == token.start
-
-
-def normalise(text: str) -> str:
-    """The canonical text form: folded tokens, spaces only between non-CJK tokens.
-
-    ``normalise("ＨｉｇｈＭｅｍｏｒｙＵｓａｇｅ：９１％…")`` == ``"high memory usage 91"``.
-    """
-    parts: list[str] = []
-    previous: _Token | None = None
-    for token in _tokenise(text).tokens:
-        if previous is not None and "cjk" not in (previous.kind, token.kind):
-            parts.append(" ")
-        parts.append(token.surface)
-        previous = token
-    return "".join(parts)
-
-
-def excerpt_units(excerpt: str) -> float:
-    """Comparable length of an excerpt, in the units of :data:`MIN_EXCERPT_UNITS`."""
-    return _units(_tokenise(excerpt).tokens)
-
-
-def _units(tokens: Sequence[_Token]) -> float:
-    return sum(0.5 if t.kind == "cjk" else 1.0 for t in tokens if not t.is_filler)
-
-
-# --------------------------------------------------------------------------- matching
-
-
+# --------------------------------------------------------------------------- alignment
 @dataclass(frozen=True)
 class _Alignment:
     found: int  # excerpt tokens found in order
@@ -262,7 +135,7 @@ class _Alignment:
     source_hits: list[int]  # indices into the source content tokens
 
 
-def _align(excerpt: list[_Token], source: list[_Token]) -> _Alignment:
+def _align(excerpt: list[Token], source: list[Token]) -> _Alignment:
     """The bounded source window holding most excerpt tokens in order (shortest span wins)."""
     wanted = [t.key for t in excerpt]
     keys = [t.key for t in source]
@@ -293,7 +166,7 @@ def _span(alignment: _Alignment) -> int:
     return alignment.source_hits[-1] - alignment.source_hits[0]
 
 
-def _coverage_problem(excerpt: list[_Token], alignment: _Alignment) -> str | None:
+def _coverage_problem(excerpt: list[Token], alignment: _Alignment) -> str | None:
     hits = set(alignment.excerpt_hits)
     missing = [t.surface for i, t in enumerate(excerpt) if i not in hits]
     if not missing:
@@ -306,7 +179,7 @@ def _coverage_problem(excerpt: list[_Token], alignment: _Alignment) -> str | Non
     )
 
 
-def _number_problems(excerpt: list[_Token], source: list[_Token]) -> list[str]:
+def _number_problems(excerpt: list[Token], source: list[Token]) -> list[str]:
     keys = [t.key for t in source]
     problems: list[str] = []
     for index, token in enumerate(excerpt):
@@ -331,7 +204,7 @@ def _number_problems(excerpt: list[_Token], source: list[_Token]) -> list[str]:
     return problems
 
 
-def _negation_problem(excerpt: _Tokenised, source: _Tokenised, first: int, last: int) -> str | None:
+def _negation_problem(excerpt: Tokenised, source: Tokenised, first: int, last: int) -> str | None:
     """Compare negations of the excerpt with the matched span and the token just before it."""
     said = [t.surface for t in excerpt.whole_tokens() if t.is_negation]
     span = source.tokens[first : last + 1]
@@ -345,7 +218,7 @@ def _negation_problem(excerpt: _Tokenised, source: _Tokenised, first: int, last:
     )
 
 
-def _cut_problems(excerpt: _Tokenised, source: list[_Token], hits: list[int]) -> list[str]:
+def _cut_problems(excerpt: Tokenised, source: list[Token], hits: list[int]) -> list[str]:
     """A token glued to ``...`` must be the start (or end) of a nearby source token."""
     problems: list[str] = []
     if excerpt.cut_last:
@@ -361,40 +234,100 @@ def _cut_problems(excerpt: _Tokenised, source: list[_Token], hits: list[int]) ->
     return problems
 
 
+# --------------------------------------------------------------------------- the verdict
+
+
+@dataclass(frozen=True)
+class _Comparison:
+    """One excerpt aligned with one ref text; each check reads what it needs from here."""
+
+    quoted: Tokenised
+    wanted: list[Token]  # whole, non-filler excerpt tokens: what must be found
+    source: Tokenised
+    available: list[Token]  # non-filler source tokens
+    alignment: _Alignment
+
+    @property
+    def score(self) -> float:
+        return round(100.0 * self.alignment.found / len(self.wanted), 1) if self.wanted else 0.0
+
+    def span(self) -> tuple[Token, Token] | None:
+        hits = self.alignment.source_hits
+        return (self.available[hits[0]], self.available[hits[-1]]) if hits else None
+
+    def matched_text(self) -> str | None:
+        span = self.span()
+        return None if span is None else self.source.text[span[0].start : span[1].end]
+
+    def contradictions(self) -> list[str]:
+        """A changed number or a flipped negation: a forgery, however short the quote."""
+        problems = _number_problems(self.wanted, self.available)
+        span = self.span()
+        if span is not None:
+            negation = _negation_problem(self.quoted, self.source, *(t.position for t in span))
+            problems.extend([negation] if negation else [])
+        return problems
+
+    def gaps(self) -> list[str]:
+        """Tokens not found in order, or a ``...`` token that fits no source token there."""
+        if not self.alignment.source_hits:
+            return ["no excerpt token occurs in the source"]
+        coverage = _coverage_problem(self.wanted, self.alignment)
+        cut = _cut_problems(self.quoted, self.available, self.alignment.source_hits)
+        return [coverage, *cut] if coverage else cut
+
+    def content(self) -> list[Token]:
+        """Non-filler excerpt tokens, minus those matched to metadata of the ref text."""
+        metadata = metadata_positions(self.source)
+        pairs = zip(self.alignment.excerpt_hits, self.alignment.source_hits, strict=True)
+        matched_to_metadata = {
+            self.wanted[i].position for i, j in pairs if self.available[j].position in metadata
+        }
+        return [
+            t
+            for t in self.quoted.tokens
+            if not t.is_filler and t.position not in matched_to_metadata
+        ]
+
+
+def _compare(excerpt: str, text: str) -> _Comparison:
+    quoted, source = tokenise(excerpt), tokenise(text)
+    wanted = [t for t in quoted.whole_tokens() if not t.is_filler]
+    available = [t for t in source.tokens if not t.is_filler]
+    alignment = _align(wanted, available) if wanted else _Alignment(0, [], [])
+    return _Comparison(quoted, wanted, source, available, alignment)
+
+
+def informative_units(excerpt: str, text: str) -> float:
+    """Length of ``excerpt`` once the tokens matched to metadata of ``text`` are left out."""
+    return units(_compare(excerpt, text).content())
+
+
 def match_excerpt(excerpt: str, text: str) -> ExcerptMatch:
     """Decide whether ``excerpt`` quotes ``text`` (see the module docstring for the rules)."""
-    quoted = _tokenise(excerpt)
-    units = _units(quoted.tokens)
-    if units < MIN_EXCERPT_UNITS:
-        return ExcerptMatch(
-            "too_short",
-            0.0,
-            f"excerpt has {units:g} comparable units, below the minimum of"
-            f" {MIN_EXCERPT_UNITS:g} (Latin word or number = 1, CJK character = 0.5)",
-        )
-    wanted = [t for t in quoted.whole_tokens() if not t.is_filler]
-    source = _tokenise(text)
-    available = [t for t in source.tokens if not t.is_filler]
-    if not wanted:
-        return ExcerptMatch("mismatch", 0.0, "excerpt has no comparable content tokens")
-    alignment = _align(wanted, available)
-    score = round(100.0 * alignment.found / len(wanted), 1)
-    if not alignment.source_hits:
-        return ExcerptMatch("mismatch", score, "no excerpt token occurs in the source")
-    first = available[alignment.source_hits[0]]
-    last = available[alignment.source_hits[-1]]
-    problems = [
-        problem
-        for problem in (
-            _coverage_problem(wanted, alignment) if score < MATCH_THRESHOLD else None,
-            *_number_problems(wanted, available),
-            _negation_problem(quoted, source, first.position, last.position),
-            *_cut_problems(quoted, available, alignment.source_hits),
-        )
-        if problem is not None
-    ]
-    matched_text = source.text[first.start : last.end]
-    if problems:
-        return ExcerptMatch("mismatch", score, "; ".join(problems), matched_text)
-    reason = f"all {len(wanted)} excerpt tokens found in order in the source (score {score:g})"
-    return ExcerptMatch("matched", score, reason, matched_text)
+    compared = _compare(excerpt, text)
+    score, matched_text = compared.score, compared.matched_text()
+    gaps, contradictions = compared.gaps(), compared.contradictions()
+    if contradictions:  # before the length check: a short forgery is still a forgery
+        return ExcerptMatch("mismatch", score, "; ".join(gaps + contradictions), matched_text)
+    length = units(compared.quoted.tokens)
+    if length < MIN_EXCERPT_UNITS:
+        reason = f"excerpt has {length:g} comparable units, below the minimum of"
+        return ExcerptMatch("too_short", score, f"{reason} {MIN_EXCERPT_UNITS:g} ({_UNITS_RULE})")
+    if gaps:
+        return ExcerptMatch("mismatch", score, "; ".join(gaps), matched_text)
+    content = compared.content()
+    if units(content) < MIN_EXCERPT_UNITS:
+        return ExcerptMatch("too_short", score, _generic_reason(content), matched_text)
+    reason = f"all {len(compared.wanted)} excerpt tokens found in order in the source"
+    return ExcerptMatch("matched", score, f"{reason} (score {score:g})", matched_text)
+
+
+def _generic_reason(content: list[Token]) -> str:
+    remains = " ".join(t.surface for t in content)
+    left = repr(remains) if remains else "nothing"
+    return (
+        "excerpt is generic: it quotes only metadata of the item (timestamp, log level,"
+        f" service, alert state); what remains after metadata is {left},"
+        f" {units(content):g} comparable units, below the minimum of {MIN_EXCERPT_UNITS:g}"
+    )

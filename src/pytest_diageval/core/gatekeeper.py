@@ -12,7 +12,8 @@ Reject grade (fabrication or contamination):
   malformed path (anything but ``$.alerts[i]``, ``$.logs[i]``, ``$.evidence_blocks[i]``)
   fails here too, its message listing the allowed forms;
 * ``evidence.excerpt_mismatch``: the excerpt is not supported by that ref's ``text``
-  (``core.excerpt_match``).
+  (``core.excerpt_match``); a changed number or a flipped negation fails here however short
+  the quote is.
 
 Low-confidence grade (missing or incomplete, but nothing forged):
 
@@ -21,7 +22,8 @@ Low-confidence grade (missing or incomplete, but nothing forged):
 * ``evidence.raw_path_missing``: an id but no raw path (the excerpt is then not compared:
   without a path there is no ref to compare it with, and the path is never guessed);
 * ``evidence.refs_unavailable``: the invocation row has no ``evidence_refs`` (legacy row);
-* ``evidence.excerpt_too_short``: the excerpt is below the minimum comparable length;
+* ``evidence.excerpt_too_short``: the excerpt is below the minimum comparable length, or
+  generic: only the item's metadata (timestamp, log level, service, alert state) is quoted;
 * ``evidence.excerpt_missing`` (extension): id and path are real but there is no excerpt,
   so nothing was quoted; a gap, not a forgery, hence not ``excerpt_too_short`` (that one
   says a quote exists but is too short to compare);
@@ -383,8 +385,8 @@ def _check_excerpt(cited: _Cited, invocation_id: int, path: str, text: str) -> C
             invocation_id=invocation_id,
             grade="low_confid",
             rule=EXCERPT_TOO_SHORT,
-            message=f"evidence_excerpt {excerpt!r} is too short to compare with {where}: "
-            + match.reason,
+            message=f"evidence_excerpt {excerpt!r} is too short or generic to compare with"
+            f" {where}: " + match.reason,
             matched_text=text,
         )
     if match.outcome == "mismatch":

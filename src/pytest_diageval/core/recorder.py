@@ -9,8 +9,10 @@ the ``evidence_refs``). Helper tools (``get_current_time``) run without a row.
 ``extract_evidence_refs`` turns a tool output into claim-addressable refs: one per usable
 item, ``raw_path`` exactly ``$.alerts[i]`` / ``$.logs[i]`` / ``$.evidence_blocks[i]`` with
 ``i`` the index in the output list, and a ``text`` that copies concrete fields of that item
-and nothing else. The refs are stored in ``retrieval_details``, so a truncated preview loses
-no evidence.
+and nothing else. The text is never cut: the gatekeeper compares quotes with it, and a true
+quote from past a cut would look forged. The refs are stored in ``retrieval_details``, so a
+truncated preview loses no evidence; an item's size is bounded by its tool (``limit``,
+``top_k``, one runbook section per block).
 
 Error policy:
 
@@ -43,16 +45,11 @@ from pytest_diageval.core.tools import ToolArgumentError, ToolFailure, ToolTimeo
 __all__ = [
     "DEFAULT_PREVIEW_CHARS",
     "EVIDENCE_LIST_KEYS",
-    "EVIDENCE_REF_TEXT_CHARS",
     "RecordedCall",
     "ToolCaller",
     "ToolInvocationRecorder",
     "extract_evidence_refs",
 ]
-
-EVIDENCE_REF_TEXT_CHARS = 600
-"""Upper bound (in characters, ellipsis included) of one ``EvidenceRef.text``. Large enough
-for a whole alert or log line; a long runbook section is cut after its title and source."""
 
 DEFAULT_PREVIEW_CHARS = 2000
 """Default bound of ``output_preview``: ``stable_json(output)`` cut at this many characters."""
@@ -63,8 +60,6 @@ EVIDENCE_LIST_KEYS: dict[str, str] = {
     "lookup_knowledge": "evidence_blocks",
 }
 """Which list of an evidence tool's output holds its citable items (``$.<key>[i]``)."""
-
-_ELLIPSIS = "…"
 
 
 class ToolCaller(Protocol):
@@ -111,10 +106,6 @@ def _present(item: Mapping[str, Any], key: str) -> str | None:
     return _format_value(value)
 
 
-def _bound(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - len(_ELLIPSIS)] + _ELLIPSIS
-
-
 def _alert_text(alert: Mapping[str, Any]) -> str | None:
     """``HighMemoryUsage firing, service=…, current=…, threshold=…, duration=…; <description>``,
     then ``; samples=…`` and ``; apis=…`` where the alert has them."""
@@ -151,7 +142,7 @@ def _log_text(log: Mapping[str, Any]) -> str | None:
 
 
 def _block_text(block: Mapping[str, Any]) -> str | None:
-    """``<title> (<source>): <content>``; title and source first so a cut keeps them."""
+    """``<title> (<source>): <content>``."""
     title, source, content = (_present(block, key) for key in ("title", "source", "content"))
     if title is None and content is None:
         return None
@@ -174,8 +165,8 @@ def extract_evidence_refs(tool_name: str, output: Any) -> list[EvidenceRef]:
     An item is usable when it is an object carrying its primary field (alert: ``alert_name``;
     log: ``message``; block: ``title`` or ``content``). ``i`` in the raw path is the item's
     index in the output list, so skipped items leave gaps rather than renumbering. The text
-    copies concrete fields only and is bounded by ``EVIDENCE_REF_TEXT_CHARS``. Helper or
-    unknown tools and outputs without the expected list give ``[]``.
+    copies concrete fields only, in full. Helper or unknown tools and outputs without the
+    expected list give ``[]``.
     """
     key = EVIDENCE_LIST_KEYS.get(tool_name)
     if key is None or not isinstance(output, Mapping):
@@ -188,11 +179,7 @@ def extract_evidence_refs(tool_name: str, output: Any) -> list[EvidenceRef]:
     for index, item in enumerate(items):
         text = build(item) if isinstance(item, Mapping) else None
         if text:
-            refs.append(
-                EvidenceRef(
-                    raw_path=f"$.{key}[{index}]", text=_bound(text, EVIDENCE_REF_TEXT_CHARS)
-                )
-            )
+            refs.append(EvidenceRef(raw_path=f"$.{key}[{index}]", text=text))
     return refs
 
 
