@@ -41,7 +41,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--diageval-model",
         default=None,
-        help="model name to record with (default: $DIAGEVAL_MODEL, or the cassette's model)",
+        help="model name to record with (default: $DIAGEVAL_MODEL); replays send the cassette's",
     )
     group.addoption(
         "--diageval-timeout",
@@ -82,7 +82,10 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     from pytest_diageval.harness.settings import configured_cassette_dir, is_scenario_file
 
-    if not is_scenario_file(file_path, configured_cassette_dir(parent.config)):
+    config = parent.config
+    # Folders above the project (say ~/worlds/project) must not stop collection.
+    roots = (config.rootpath, config.invocation_params.dir)
+    if not is_scenario_file(file_path, configured_cassette_dir(config), roots):
         return None
     from pytest_diageval.harness.items import ScenarioFile  # the heavy imports start here
 

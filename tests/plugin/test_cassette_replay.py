@@ -174,6 +174,25 @@ def test_replay_offline_without_endpoint_options_reaches_the_recorded_verdict(
     )
 
 
+@pytest.mark.parametrize(
+    "args", [(), ("--diageval-model", "other-model"), ("--diageval-record=once",)]
+)
+def test_a_replay_sends_the_recorded_model_whatever_diageval_model_says(
+    recording: Recording,
+    pytester: pytest.Pytester,
+    offline: None,
+    monkeypatch: pytest.MonkeyPatch,
+    args: tuple[str, ...],
+) -> None:
+    _copy_recording(recording, pytester)
+    # Exported for `diageval ask`; a replay (none, or once with a cassette) must not use it.
+    monkeypatch.setenv("DIAGEVAL_MODEL", "other-model")
+
+    result = pytester.runpytest(*args)
+
+    result.assert_outcomes(passed=11)
+
+
 def _without_llm(recording: Recording, scenarios: ScenarioDir, cassette: str) -> None:
     data = scenarios.full()
     del data["llm"]  # default: <cassette dir>/<id>.yaml

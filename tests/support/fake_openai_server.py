@@ -8,7 +8,9 @@ lets a test prove that a canary API key really was sent (and then never reached 
 
 ``extra_headers`` are added to every response (e.g. ``Set-Cookie``, ``OpenAI-Organization``)
 to test that response secrets are dropped; ``gzip=True`` compresses the answers when the
-client accepts it, to test that cassettes keep decoded bodies.
+client accepts it, to test that cassettes keep decoded bodies. ``transient_errors`` maps a
+request number (1-based, in arrival order) to an HTTP status answered instead of the script,
+which the script does not see: a flaky server whose next attempt succeeds.
 """
 
 from __future__ import annotations
@@ -48,8 +50,10 @@ class FakeOpenAIServer:
         *,
         extra_headers: Mapping[str, str] | None = None,
         gzip: bool = False,
+        transient_errors: Mapping[int, int] | None = None,
     ) -> None:
         self.transport = ScriptedTransport(script)
+        self.transient_errors = dict(transient_errors or {})
         self.extra_headers = dict(extra_headers or {})
         self.gzip = gzip
         self.received: list[ReceivedRequest] = []
@@ -95,6 +99,9 @@ class FakeOpenAIServer:
         """Status, headers and body for one request (serialised: the script is ordered)."""
         with self._lock:
             self.received.append(received)
+            status = self.transient_errors.get(len(self.received))
+            if status is not None:
+                return _transient_error(status)
             request = httpx2.Request(
                 received.method,
                 f"http://127.0.0.1:{self.port}{received.path}",
@@ -112,6 +119,13 @@ class FakeOpenAIServer:
             body = gzip_module.compress(body, mtime=0)
             headers["content-encoding"] = "gzip"
         return response.status_code, headers, body
+
+
+def _transient_error(status: int) -> tuple[int, dict[str, str], bytes]:
+    error = {"error": {"message": f"transient failure {status}", "type": "server_error"}}
+    # OpenAI's own hint, honoured by the SDK: retry after 1 ms instead of its ~1 s backoff.
+    headers = {"content-type": "application/json", "retry-after-ms": "1"}
+    return status, headers, stable_json(error).encode()
 
 
 def _handler_class(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:

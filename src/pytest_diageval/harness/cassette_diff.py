@@ -1,16 +1,18 @@
-"""What a stale-cassette error shows: which agent made a request and how it differs.
+"""When two requests are the same, and what a stale-cassette error shows when they are not.
 
 Split from :mod:`pytest_diageval.harness.cassettes` (which re-exports the public names) so
-the session and matching code stays short. A replay miss is reported with a short unified
-diff of the recorded and the current request: one message per block, JSON one field per
-line, prose split into sentences and lines cut into chunks, Chinese kept readable, so the
-diff points at the sentence that changed rather than at one huge JSON line.
+the session code stays short. Requests match on method, path and the canonical body
+(:func:`canonical_body`; the vcrpy matcher is :func:`body_matcher`). A replay miss is reported
+with a short unified diff of the recorded and the current request: one message per block,
+JSON one field per line, prose split into sentences and lines cut into chunks, Chinese kept
+readable, so the diff points at the sentence that changed rather than at one huge JSON line.
 """
 
 from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import json
 import re
 from typing import Any
@@ -20,11 +22,51 @@ from vcr.request import Request
 from pytest_diageval.agents.llm import ROUND_HEADER, STAGE_HEADER
 from pytest_diageval.core.store import stable_json
 
-__all__ = ["describe_request", "request_diff"]
+__all__ = [
+    "CANONICAL_BODY_KEYS",
+    "body_matcher",
+    "canonical_body",
+    "describe_request",
+    "request_diff",
+]
 
 _MAX_DIFF_LINES = 40
 _CHUNK = 100  # rendered lines are cut into chunks this long, so a diff shows where they differ
 _SENTENCE_END = re.compile(r"(?<=[。！？；])")
+
+CANONICAL_BODY_KEYS = (
+    "model",
+    "messages",
+    "tools",
+    "tool_choice",
+    "response_format",
+    "temperature",
+)
+
+
+@functools.lru_cache(maxsize=256)
+def canonical_body(body: bytes | None) -> str:
+    """The part of a request body that must match; cached because it is asked for repeatedly.
+
+    vcrpy bodies are immutable ``bytes`` (their hash is cached too), so the cache key is cheap.
+    """
+    if not body:
+        return ""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return "raw:" + body.decode("utf-8", "replace")
+    if not isinstance(data, dict):
+        return stable_json(data)
+    picked = {key: data[key] for key in CANONICAL_BODY_KEYS if key in data}
+    if isinstance(picked.get("temperature"), int | float):
+        picked["temperature"] = float(picked["temperature"])  # 0 and 0.0 are the same request
+    return stable_json(picked)
+
+
+def body_matcher(current: Request, recorded: Request) -> bool:
+    """vcrpy matcher; a plain ``False`` on a miss (stock matchers build a diff per candidate)."""
+    return canonical_body(current.body) == canonical_body(recorded.body)
 
 
 def describe_request(request: Request | None) -> str:

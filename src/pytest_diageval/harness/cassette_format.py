@@ -19,7 +19,7 @@ from vcr.persisters.filesystem import CassetteNotFoundError
 from vcr.serialize import deserialize, serialize
 from vcr.serializers import yamlserializer
 
-__all__ = ["ReadableYaml", "Utf8Persister"]
+__all__ = ["ReadableYaml", "Utf8Persister", "holds_recording"]
 
 
 class _LiteralDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
@@ -50,6 +50,12 @@ class ReadableYaml:
         return str(yaml.dump(cassette_dict, Dumper=_LiteralDumper, allow_unicode=True, width=100))
 
 
+def holds_recording(path: Path) -> bool:
+    """Whether a cassette file exists with content: an empty file is recorded over, as vcrpy
+    treats a missing one."""
+    return path.is_file() and bool(path.read_bytes().strip())
+
+
 class Utf8Persister:
     """vcrpy's filesystem persister, but UTF-8 whatever the locale, and it remembers writes.
 
@@ -64,7 +70,7 @@ class Utf8Persister:
 
     def load_cassette(self, cassette_path: str, serializer: Any) -> Any:
         path = Path(cassette_path)
-        if not path.is_file() or not path.read_bytes().strip():
+        if not holds_recording(path):
             raise CassetteNotFoundError()
         try:
             return deserialize(path.read_text("utf-8"), serializer)

@@ -12,7 +12,17 @@ Record modes (pytest-recording's names and meanings):
 * ``new_episodes``: replay what is recorded, record (and append) what is not.
 * ``all``: never replay; every request goes to the server and is recorded (vcrpy ≥ 9.4 replaces
   the recorded interactions it re-records and keeps the others).
-* ``rewrite``: delete the cassette, then record everything anew.
+* ``rewrite``: record everything anew into a staging file beside the cassette, which replaces
+  the committed cassette when the session ends, unless the run failed
+  (:meth:`CassetteSession.abandon`) or raised.
+
+Recording needs an endpoint and a model, checked before any file is touched (the runner asks
+:attr:`CassetteSession.may_record`); a replay sends the cassette's own model.
+
+SDK retries: a recording allows them, so a flaky server may answer a request with a 5xx/408/
+429 first. The retried request (``x-stainless-retry-count`` above 0) replaces the recorded
+answer it retries and never plays from the cassette: a cassette holds each request's final
+answer only, which is what a replay (no SDK retries) asks for.
 
 Matching rule: method, URL path and the canonical request body (model, messages, tools,
 tool_choice, response_format, temperature: parsed JSON re-serialised with ``stable_json``).
@@ -27,19 +37,13 @@ unplayed make :meth:`CassetteSession.verify` raise :class:`UnplayedInteractionsE
 stale error derives from ``openai.OpenAIError`` because the SDK re-raises those untouched
 (anything else from a transport is retried, slept on and wrapped as a connection error).
 
-Secrets: request headers are stored from an allowlist (content type, accept and the
-``X-Diageval-*`` headers that say which agent made the call); response headers lose
-``Set-Cookie``, ``OpenAI-Organization``, ``OpenAI-Project`` and the auth headers; every given
-secret (of at least :data:`MIN_SECRET_LENGTH` characters; shorter values are no keys and
-replacing them would mangle the text) is replaced by :data:`SCRUBBED` everywhere. After each
-write the file is scanned for key-like strings (:func:`scan_for_secrets`). The lists, the
-scrubbing and the scan live in :mod:`~pytest_diageval.harness.cassette_secrets`.
-
-Cassettes are readable YAML: decoded (uncompressed) bodies, JSON bodies pretty-printed with
-real Chinese characters, multi-line text as literal blocks. The recorded request body is only
-ever compared, never sent again, so reformatting it is safe; the response body stays the same
-JSON (with a matching ``content-length``). The YAML serializer and the UTF-8 file persister
-live in :mod:`~pytest_diageval.harness.cassette_format`.
+Secrets (:mod:`~pytest_diageval.harness.cassette_secrets`): request headers are stored from
+an allowlist, secret response headers are dropped, every given secret (of at least
+:data:`MIN_SECRET_LENGTH` characters) becomes :data:`SCRUBBED`, and each written file is
+scanned for key-like strings (:func:`scan_for_secrets`). Cassettes are readable YAML
+(:mod:`~pytest_diageval.harness.cassette_format`): decoded bodies, JSON pretty-printed with
+real Chinese characters; the recorded request body is only ever compared, never sent again,
+so reformatting it is safe.
 
 vcrpy patches the HTTP libraries process-wide: one cassette session at a time per process
 (pytest-xdist workers are processes, so they are fine).
@@ -60,11 +64,17 @@ import httpx2
 import openai
 import vcr
 from vcr.cassette import Cassette
+from vcr.matchers import requests_match
 from vcr.request import Request
 
-from pytest_diageval.core.store import stable_json
-from pytest_diageval.harness.cassette_diff import describe_request, request_diff
-from pytest_diageval.harness.cassette_format import ReadableYaml, Utf8Persister
+from pytest_diageval.harness.cassette_diff import (
+    CANONICAL_BODY_KEYS,
+    body_matcher,
+    canonical_body,
+    describe_request,
+    request_diff,
+)
+from pytest_diageval.harness.cassette_format import ReadableYaml, Utf8Persister, holds_recording
 from pytest_diageval.harness.cassette_secrets import (
     DROPPED_HEADERS,
     MIN_SECRET_LENGTH,
@@ -95,7 +105,7 @@ __all__ = [
     "scan_for_secrets",
 ]
 
-# rewrite deletes the file first; on an empty cassette new_episodes records everything.
+# rewrite records into an empty staging file, where new_episodes records everything.
 _VCR_MODE: dict[RecordMode, str] = {
     "none": "none",
     "once": "once",
@@ -103,15 +113,6 @@ _VCR_MODE: dict[RecordMode, str] = {
     "all": "all",
     "rewrite": "new_episodes",
 }
-
-CANONICAL_BODY_KEYS = (
-    "model",
-    "messages",
-    "tools",
-    "tool_choice",
-    "response_format",
-    "temperature",
-)
 
 
 class CassetteError(Exception):
@@ -134,31 +135,6 @@ class SecretLeakError(CassetteError):
     """A written cassette contains something that looks like a credential."""
 
 
-@functools.lru_cache(maxsize=256)
-def canonical_body(body: bytes | None) -> str:
-    """The part of a request body that must match; cached because it is asked for repeatedly.
-
-    vcrpy bodies are immutable ``bytes`` (their hash is cached too), so the cache key is cheap.
-    """
-    if not body:
-        return ""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return "raw:" + body.decode("utf-8", "replace")
-    if not isinstance(data, dict):
-        return stable_json(data)
-    picked = {key: data[key] for key in CANONICAL_BODY_KEYS if key in data}
-    if isinstance(picked.get("temperature"), int | float):
-        picked["temperature"] = float(picked["temperature"])  # 0 and 0.0 are the same request
-    return stable_json(picked)
-
-
-def _body_matcher(current: Request, recorded: Request) -> bool:
-    """vcrpy matcher; a plain ``False`` on a miss (stock matchers build a diff per candidate)."""
-    return canonical_body(current.body) == canonical_body(recorded.body)
-
-
 _VCR = vcr.VCR(
     serializer="readable-yaml",
     match_on=("method", "path", "diageval_body"),
@@ -166,17 +142,42 @@ _VCR = vcr.VCR(
     record_on_exception=True,
 )
 _VCR.register_serializer("readable-yaml", ReadableYaml())
-_VCR.register_matcher("diageval_body", _body_matcher)
+_VCR.register_matcher("diageval_body", body_matcher)
+
+
+def _is_sdk_retry(request: Request) -> bool:
+    """Whether the SDK sent this request again after a failed attempt (its retry counter)."""
+    return str(request.headers.get("x-stainless-retry-count") or "0") != "0"
 
 
 class _SessionCassette(Cassette):  # type: ignore[misc]
-    """A vcrpy cassette that reports a replay miss with our own error, before any network."""
+    """A vcrpy cassette that reports a replay miss with our own error, before any network,
+    and keeps only the final answer of a request the SDK retried."""
 
     on_miss: Callable[[Request, int], Exception] | None = None
     requests_seen = 0
 
+    def append(self, request: Request, response: dict[str, Any]) -> None:
+        if _is_sdk_retry(request):
+            self._drop_retried_answer(request)
+        super().append(request, response)
+
+    def _drop_retried_answer(self, retry: Request) -> None:
+        """Forget the error answer this retry replaces: the run never used it, and a replay
+        (no SDK retries) would take it for the request's answer."""
+        last = len(self.data) - 1
+        if last < self._loaded_count:  # recorded in an earlier session: not ours to drop
+            return
+        request, response = self.data[last]
+        # After a timeout or connection error nothing was recorded for the failed attempt:
+        # the last answer then belongs to an earlier request, kept even if its body is equal.
+        if response["status"]["code"] >= 400 and requests_match(retry, request, self._match_on):
+            del self.data[last]
+
     def can_play_response_for(self, request: Request) -> bool:
         self.requests_seen += 1
+        if _is_sdk_retry(request) and not self.write_protected:
+            return False  # replaying the answer it retries would just fail it again
         if super().can_play_response_for(request):
             return True
         if self.write_protected and self.on_miss is not None:
@@ -203,8 +204,11 @@ class CassetteSession:
         self.record_mode = record_mode
         self.secrets = tuple(s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH)
         self.rerecord_command = rerecord_command
+        # rewrite records beside the committed cassette, which a failed run must not lose.
+        self.record_path = _staging_path(self.path) if record_mode == "rewrite" else self.path
         self.stale: list[StaleCassetteError] = []
         self.replay_only = False
+        self.abandoned = False
         self._context: Any = None
         self._cassette: Any = None
         self._persister = Utf8Persister(CassetteError)
@@ -216,9 +220,16 @@ class CassetteSession:
             raise RuntimeError("the cassette session has not been entered")
         return self._cassette
 
+    @property
+    def may_record(self) -> bool:
+        """Whether this session may send requests to the endpoint (known before entering)."""
+        if self.record_mode == "once":
+            return not holds_recording(self.path)
+        return self.record_mode != "none"
+
     def __enter__(self) -> Self:
         if self.record_mode == "rewrite":
-            self.path.unlink(missing_ok=True)
+            self.record_path.unlink(missing_ok=True)  # left by an interrupted rewrite
         if self.record_mode == "none" and not self.path.is_file():
             raise MissingCassetteError(
                 f"cassette {self.path} does not exist (record mode none replays only)"
@@ -238,14 +249,25 @@ class CassetteSession:
         tb: TracebackType | None,
     ) -> None:
         self._context.__exit__(exc_type, exc, tb)
+        staged = self.record_path != self.path
+        if staged and (exc is not None or self.abandoned):
+            self.record_path.unlink(missing_ok=True)  # the committed cassette stays
+            return
         # Scanned here, not in the persister: an error inside vcrpy's exit would leave the
-        # HTTP libraries patched.
+        # HTTP libraries patched. A leak stops a rewrite before it replaces anything.
         if self._persister.saved:
-            scan_for_secrets(self.path, self.secrets)
+            scan_for_secrets(self.record_path, self.secrets)
+        if staged and self.record_path.is_file():
+            self.record_path.replace(self.path)
+
+    def abandon(self) -> None:
+        """Say, inside the ``with`` block, that the run failed (e.g. the model was unreachable):
+        ``rewrite`` then keeps the committed cassette instead of a partial recording."""
+        self.abandoned = True
 
     def _cassette_config(self) -> dict[str, Any]:
         config: dict[str, Any] = _VCR.get_merged_config(
-            path=str(self.path),
+            path=str(self.record_path),
             record_mode=_VCR_MODE[self.record_mode],
             before_save_interaction=before_save_scrubber(self.secrets),
             persister=self._persister,
@@ -336,6 +358,11 @@ def cassette_session(
     return CassetteSession(
         path, record_mode=record_mode, secrets=secrets, rerecord_command=rerecord_command
     )
+
+
+def _staging_path(path: Path) -> Path:
+    # Hidden and not *.yaml: never collected as a scenario, nor mistaken for a cassette.
+    return path.with_name(f".{path.name}.rewriting")
 
 
 @functools.cache

@@ -24,8 +24,11 @@ __all__ = ["REPLAY_API_KEY", "ScenarioRun", "run_scenario"]
 
 REPLAY_API_KEY = "replay-without-key"
 """Sent (and never recorded) when replaying without OPENAI_API_KEY: replay needs no key."""
-DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"
-DEFAULT_MODEL = "diageval-model"
+# A replay touches no network and matches no host, so any base URL does; .invalid can never
+# resolve, should a request ever get past the cassette.
+REPLAY_BASE_URL = "http://replay.invalid/v1"
+# Only for a cassette without a recognisable model; its first request then fails as stale.
+UNKNOWN_MODEL = "unknown-recorded-model"
 
 
 @dataclass(frozen=True)
@@ -76,16 +79,40 @@ def _run_cassette(
         secrets=[settings.api_key],
         rerecord_command=rerecord_command,
     )
+    # Checked before the session touches any file: a recording needs a real endpoint.
+    endpoint = settings.require_endpoint(cassette) if session.may_record else None
     with session:
-        config = LLMConfig(
-            base_url=settings.base_url or DEFAULT_BASE_URL,
-            model=settings.model or session.recorded_model or DEFAULT_MODEL,
-            api_key=settings.api_key or REPLAY_API_KEY,
-            timeout=settings.timeout,
-            # A replay must never sleep through SDK retries; a recording may retry a server.
-            max_retries=0 if settings.record_mode == "none" else 2,
-        )
+        if endpoint is None:
+            config = _replay_config(session, settings)
+        else:
+            config = _record_config(*endpoint, settings)
         with LLM(config, transport=cassette_transport()) as llm:
             result = ChatService().run(scenario.query, world, llm, session_id=scenario.scenario_id)
+        if result.status != "completed":
+            # The model failed the run (connection refused, errors after the SDK's retries):
+            # rewrite must not replace the committed cassette with what little it recorded.
+            session.abandon()
     session.verify()
     return result
+
+
+def _replay_config(session: CassetteSession, settings: RunSettings) -> LLMConfig:
+    # The recorded model, whatever the option or environment say: a DIAGEVAL_MODEL exported
+    # for `diageval ask` must not turn every replay stale.
+    return LLMConfig(
+        base_url=settings.base_url or REPLAY_BASE_URL,
+        model=session.recorded_model or UNKNOWN_MODEL,
+        api_key=settings.api_key or REPLAY_API_KEY,
+        timeout=settings.timeout,
+        max_retries=0,  # a replay must never sleep through SDK retries
+    )
+
+
+def _record_config(base_url: str, model: str, settings: RunSettings) -> LLMConfig:
+    return LLMConfig(
+        base_url=base_url,
+        model=model,
+        api_key=settings.api_key or REPLAY_API_KEY,
+        timeout=settings.timeout,
+        max_retries=2,  # a recording may retry a flaky server; only final answers are kept
+    )

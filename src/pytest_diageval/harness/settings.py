@@ -8,6 +8,7 @@ or vcrpy: those load only when a scenario file is actually collected.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
@@ -19,6 +20,7 @@ __all__ = [
     "NEVER_COLLECTED_DIRS",
     "RECORD_MODES",
     "SETTINGS_KEY",
+    "MissingEndpointError",
     "RecordMode",
     "RunSettings",
     "configured_cassette_dir",
@@ -58,16 +60,56 @@ class RunSettings:
             timeout=timeout or float(os.environ.get("DIAGEVAL_TIMEOUT") or DEFAULT_TIMEOUT),
         )
 
+    def require_endpoint(self, cassette: Path) -> tuple[str, str]:
+        """The base URL and model to record ``cassette`` with; :class:`MissingEndpointError`
+        names the options and variables to set when either is missing.
+
+        Recording with a made-up endpoint would only fail later, far from the cause (and a
+        made-up model name would be written into the cassette).
+        """
+        if self.base_url and self.model:
+            return self.base_url, self.model
+        needed = (
+            ("endpoint", self.base_url, "give --diageval-base-url or set OPENAI_BASE_URL"),
+            ("model", self.model, "give --diageval-model or set DIAGEVAL_MODEL"),
+        )
+        missing = [(name, hint) for name, value, hint in needed if not value]
+        names = " and no ".join(name for name, _ in missing)
+        verb = "is" if len(missing) == 1 else "are"
+        raise MissingEndpointError(
+            f"--diageval-record={self.record_mode} would record {cassette}, but no {names} "
+            f"{verb} set: {'; '.join(hint for _, hint in missing)}"
+        )
+
+
+class MissingEndpointError(Exception):
+    """A cassette would be recorded, but the endpoint or model to record from is not set."""
+
 
 SETTINGS_KEY = pytest.StashKey[RunSettings]()
 
 
-def is_scenario_file(path: Path, cassette_dir: Path | None = None) -> bool:
+def is_scenario_file(
+    path: Path, cassette_dir: Path | None = None, roots: Sequence[Path] = ()
+) -> bool:
     """Every ``*.yaml`` / ``*.yml`` except those under a ``worlds`` or ``cassettes`` folder
-    or under the configured ``diageval_cassette_dir``."""
-    if path.suffix not in {".yaml", ".yml"} or NEVER_COLLECTED_DIRS.intersection(path.parts):
+    or under the configured ``diageval_cassette_dir``.
+
+    Only folders below the first of ``roots`` (rootdir, invocation dir) that holds the file
+    count: a project that lives in some ``~/worlds/`` is still collected.
+    """
+    if path.suffix not in {".yaml", ".yml"}:
+        return False
+    if NEVER_COLLECTED_DIRS.intersection(_parts_below(path, roots)[:-1]):
         return False
     return cassette_dir is None or not path.is_relative_to(cassette_dir)
+
+
+def _parts_below(path: Path, roots: Sequence[Path]) -> tuple[str, ...]:
+    for root in roots:
+        if path.is_relative_to(root):
+            return path.relative_to(root).parts
+    return path.parts
 
 
 def configured_cassette_dir(config: pytest.Config) -> Path | None:
