@@ -36,7 +36,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--diageval-base-url",
         default=None,
-        help="OpenAI-compatible base URL to record against (default: $OPENAI_BASE_URL)",
+        help="OpenAI-compatible base URL to record against (default: $OPENAI_BASE_URL);"
+        " replays send the cassette's",
     )
     group.addoption(
         "--diageval-model",

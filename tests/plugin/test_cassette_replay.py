@@ -175,9 +175,15 @@ def test_replay_offline_without_endpoint_options_reaches_the_recorded_verdict(
 
 
 @pytest.mark.parametrize(
-    "args", [(), ("--diageval-model", "other-model"), ("--diageval-record=once",)]
+    "args",
+    [
+        (),
+        ("--diageval-model", "other-model"),
+        ("--diageval-base-url", "https://gateway.example/openai/v1"),
+        ("--diageval-record=once",),
+    ],
 )
-def test_a_replay_sends_the_recorded_model_whatever_diageval_model_says(
+def test_a_replay_sends_the_recorded_model_and_endpoint_whatever_the_options_say(
     recording: Recording,
     pytester: pytest.Pytester,
     offline: None,
@@ -185,8 +191,10 @@ def test_a_replay_sends_the_recorded_model_whatever_diageval_model_says(
     args: tuple[str, ...],
 ) -> None:
     _copy_recording(recording, pytester)
-    # Exported for `diageval ask`; a replay (none, or once with a cassette) must not use it.
+    # Exported for `diageval ask`; a replay (none, or once with a cassette) must not use them.
+    # The path is matched: /openai/v1/chat/completions would miss /v1/chat/completions.
     monkeypatch.setenv("DIAGEVAL_MODEL", "other-model")
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://gateway.example/openai/v1")
 
     result = pytester.runpytest(*args)
 

@@ -17,7 +17,7 @@ Record modes (pytest-recording's names and meanings):
   (:meth:`CassetteSession.abandon`) or raised.
 
 Recording needs an endpoint and a model, checked before any file is touched (the runner asks
-:attr:`CassetteSession.may_record`); a replay sends the cassette's own model.
+:attr:`CassetteSession.may_record`); a replay sends the cassette's own model and endpoint.
 
 SDK retries: a recording allows them, so a flaky server may answer a request with a 5xx/408/
 429 first. The retried request (``x-stainless-retry-count`` above 0) replaces the recorded
@@ -45,8 +45,7 @@ scanned for key-like strings (:func:`scan_for_secrets`). Cassettes are readable 
 real Chinese characters; the recorded request body is only ever compared, never sent again,
 so reformatting it is safe.
 
-vcrpy patches the HTTP libraries process-wide: one cassette session at a time per process
-(pytest-xdist workers are processes, so they are fine).
+vcrpy patches the HTTP libraries process-wide: one cassette session at a time per process.
 """
 
 from __future__ import annotations
@@ -280,8 +279,7 @@ class CassetteSession:
 
     @property
     def recorded_model(self) -> str | None:
-        """The model of the first recorded request, so a replay needs no ``--diageval-model``
-        (read from the cassette vcrpy already loaded; no second parse)."""
+        """The model of the first recorded request (from the cassette vcrpy already loaded)."""
         for request in self.cassette.requests:
             try:
                 body = json.loads(request.body or b"{}")
@@ -290,6 +288,12 @@ class CassetteSession:
             if isinstance(body, dict) and isinstance(body.get("model"), str):
                 return str(body["model"])
         return None
+
+    @property
+    def recorded_base_url(self) -> str | None:
+        """The endpoint of the first recorded request (its URL less ``/chat/completions``)."""
+        uris = (str(request.uri).split("?")[0] for request in self.cassette.requests)
+        return next((uri.removesuffix("/chat/completions") for uri in uris), None)
 
     @property
     def play_count(self) -> int:

@@ -24,8 +24,8 @@ __all__ = ["REPLAY_API_KEY", "ScenarioRun", "run_scenario"]
 
 REPLAY_API_KEY = "replay-without-key"
 """Sent (and never recorded) when replaying without OPENAI_API_KEY: replay needs no key."""
-# A replay touches no network and matches no host, so any base URL does; .invalid can never
-# resolve, should a request ever get past the cassette.
+# Only for a cassette with no request at all (a replay sends the recorded endpoint); .invalid
+# can never resolve, should a request ever get past the cassette.
 REPLAY_BASE_URL = "http://replay.invalid/v1"
 # Only for a cassette without a recognisable model; its first request then fails as stale.
 UNKNOWN_MODEL = "unknown-recorded-model"
@@ -97,10 +97,11 @@ def _run_cassette(
 
 
 def _replay_config(session: CassetteSession, settings: RunSettings) -> LLMConfig:
-    # The recorded model, whatever the option or environment say: a DIAGEVAL_MODEL exported
-    # for `diageval ask` must not turn every replay stale.
+    # The recorded model and endpoint, whatever the options or environment say: a
+    # DIAGEVAL_MODEL or OPENAI_BASE_URL exported for `diageval ask` must not turn every
+    # replay stale (the path is matched; the host is not).
     return LLMConfig(
-        base_url=settings.base_url or REPLAY_BASE_URL,
+        base_url=session.recorded_base_url or REPLAY_BASE_URL,
         model=session.recorded_model or UNKNOWN_MODEL,
         api_key=settings.api_key or REPLAY_API_KEY,
         timeout=settings.timeout,
