@@ -601,6 +601,32 @@ def test_recommended_action_bindings_are_checked_under_their_action_id(evidence:
     assert result.severity == "reject"
 
 
+def test_a_contract_without_claims_is_low_confid_and_forged_action_bindings_still_reject(
+    evidence: Evidence,
+) -> None:
+    empty = evidence.check()
+    assert empty.checked_bindings == [
+        CheckedBinding(
+            status="fail",
+            grade="low_confid",
+            rule="executor.claims_empty",
+            message="the contract has no claims: nothing in user_facing_answer is bound to"
+            " evidence",
+        )
+    ]
+    assert (empty.status, empty.severity, empty.failed_rules) == (
+        "fail",
+        "low_confid",
+        ["executor.claims_empty"],
+    )
+    forged = evidence.check(actions=(_action("action-1", _binding(evidence.foreign_metrics)),))
+    assert (forged.severity, forged.failed_rules) == (
+        "reject",
+        ["executor.claims_empty", "evidence.invocation_ref"],
+    )
+    assert evidence.check(_claim("claim-1", _binding(evidence.metrics))).status == "pass"
+
+
 def test_parse_failure_result_is_low_confid_with_its_rule() -> None:
     result = parse_failure_result("no JSON object found in the executor message")
     assert result == GatekeeperResult(

@@ -4,34 +4,7 @@ For every evidence binding of every claim and every recommended action it writes
 ``CheckedBinding`` row (what was cited, what the store holds, which rule stopped it) and
 grades the contract. It decides whether a citation is *real*, never whether a claim holds.
 
-Reject grade (fabrication or contamination):
-
-* ``evidence.invocation_ref``: the invocation id does not exist, or belongs to another session;
-* ``evidence.tool_mismatch``: the id exists but its real tool differs from ``tool_name``;
-* ``evidence.raw_path``: the raw path is not among that invocation's ``evidence_refs``; a
-  malformed path (anything but ``$.alerts[i]``, ``$.logs[i]``, ``$.evidence_blocks[i]``)
-  fails here too, its message listing the allowed forms;
-* ``evidence.excerpt_mismatch``: the excerpt is not supported by that ref's ``text``
-  (``core.excerpt_match``); a changed number or a flipped negation fails here however short
-  the quote is.
-
-Low-confidence grade (missing or incomplete, but nothing forged):
-
-* ``evidence.bindings_empty``: a claim with support_level direct or indirect and no bindings
-  (one row with the claim id and no binding fields);
-* ``evidence.raw_path_missing``: an id but no raw path (the excerpt is then not compared:
-  without a path there is no ref to compare it with, and the path is never guessed);
-* ``evidence.refs_unavailable``: the invocation row has no ``evidence_refs`` (legacy row);
-* ``evidence.excerpt_too_short``: the excerpt is below the minimum comparable length, or
-  generic: only the item's metadata (timestamp, log level, service, alert state) is quoted;
-* ``evidence.excerpt_missing`` (extension): id and path are real but there is no excerpt,
-  so nothing was quoted; a gap, not a forgery, hence not ``excerpt_too_short`` (that one
-  says a quote exists but is too short to compare);
-* ``evidence.invocation_missing`` (extension): no ``source_invocation_id`` and no backfill
-  possible (no ``tool_name``, or zero or several invocations of it), or only a legacy list
-  of several ids (each must still exist in this session, else ``evidence.invocation_ref``);
-* ``evidence.invocation_auto_backfill``: the id was auto-filled and everything else checked
-  out; a backfilled binding can never carry a PASS.
+The rules and their grades are listed in :mod:`~pytest_diageval.core.gatekeeper_rules`.
 
 Auto-backfill (kept for old executors, tightened as in seed 004): only when the binding has no
 ``source_invocation_id``, names a ``tool_name``, and exactly one invocation of that tool exists
@@ -62,37 +35,25 @@ from pytest_diageval.core.contracts import (
     ToolInvocation,
 )
 from pytest_diageval.core.excerpt_match import match_excerpt
+from pytest_diageval.core.gatekeeper_rules import (
+    ALLOWED_RAW_PATH_FORMS,
+    AUTO_BACKFILL,
+    BINDINGS_EMPTY,
+    CLAIMS_EMPTY,
+    EXCERPT_MISMATCH,
+    EXCERPT_MISSING,
+    EXCERPT_TOO_SHORT,
+    INVOCATION_MISSING,
+    INVOCATION_REF,
+    PARSE_FAILED_RULE,
+    RAW_PATH,
+    RAW_PATH_MISSING,
+    REFS_UNAVAILABLE,
+    TOOL_MISMATCH,
+)
 from pytest_diageval.core.store import Store
 
-__all__ = [
-    "ALLOWED_RAW_PATH_FORMS",
-    "LOW_CONFID_RULES",
-    "PARSE_FAILED_RULE",
-    "REJECT_RULES",
-    "Gatekeeper",
-    "parse_failure_result",
-]
-
-ALLOWED_RAW_PATH_FORMS = ("$.alerts[i]", "$.logs[i]", "$.evidence_blocks[i]")
-PARSE_FAILED_RULE = "executor.parse_failed"
-
-INVOCATION_REF = "evidence.invocation_ref"
-TOOL_MISMATCH = "evidence.tool_mismatch"
-RAW_PATH = "evidence.raw_path"
-EXCERPT_MISMATCH = "evidence.excerpt_mismatch"
-BINDINGS_EMPTY = "evidence.bindings_empty"
-RAW_PATH_MISSING = "evidence.raw_path_missing"
-REFS_UNAVAILABLE = "evidence.refs_unavailable"
-EXCERPT_TOO_SHORT = "evidence.excerpt_too_short"
-EXCERPT_MISSING = "evidence.excerpt_missing"
-INVOCATION_MISSING = "evidence.invocation_missing"
-AUTO_BACKFILL = "evidence.invocation_auto_backfill"
-
-REJECT_RULES = frozenset({INVOCATION_REF, TOOL_MISMATCH, RAW_PATH, EXCERPT_MISMATCH})
-LOW_CONFID_RULES = frozenset(
-    {BINDINGS_EMPTY, RAW_PATH_MISSING, REFS_UNAVAILABLE, EXCERPT_TOO_SHORT, EXCERPT_MISSING}
-    | {INVOCATION_MISSING, AUTO_BACKFILL, PARSE_FAILED_RULE}
-)
+__all__ = ["Gatekeeper", "parse_failure_result"]
 
 _RAW_PATH_RE = re.compile(r"\$\.(alerts|logs|evidence_blocks)\[(\d+)\]")
 _SEVERITY_RANK: dict[Severity, int] = {"none": 0, "low_confid": 1, "reject": 2}
@@ -150,7 +111,7 @@ class Gatekeeper:
 
     def check(self, contract: ExecutorContract, session_id: str) -> GatekeeperResult:
         check = _SessionCheck(self._store, session_id)
-        rows: list[CheckedBinding] = []
+        rows = [] if contract.claims else [_claims_empty()]
         for claim in contract.claims:
             if not claim.evidence_bindings and claim.support_level in ("direct", "indirect"):
                 rows.append(_bindings_empty(claim.claim_id, claim.support_level))
@@ -163,6 +124,13 @@ class Gatekeeper:
                 label = f"action {action_id}, binding {number}"
                 rows.append(check.binding(_Cited(label, None, action_id, binding)))
         return _result(rows, check.warnings)
+
+
+def _claims_empty() -> CheckedBinding:
+    # Without claims a verifier PASS over facts of its own choosing would publish the answer
+    # unchecked; missing evidence grades low_confid (004), so the answer gets the disclaimer.
+    message = "the contract has no claims: nothing in user_facing_answer is bound to evidence"
+    return CheckedBinding(status="fail", grade="low_confid", rule=CLAIMS_EMPTY, message=message)
 
 
 def _bindings_empty(claim_id: str, support_level: str) -> CheckedBinding:

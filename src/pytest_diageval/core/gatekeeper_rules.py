@@ -1,0 +1,78 @@
+"""The gatekeeper's rules: their public names (what scenarios and auditors match on) and grades.
+
+Reject grade (fabrication or contamination):
+
+* ``evidence.invocation_ref``: the invocation id does not exist, or belongs to another session;
+* ``evidence.tool_mismatch``: the id exists but its real tool differs from ``tool_name``;
+* ``evidence.raw_path``: the raw path is not among that invocation's ``evidence_refs``; a
+  malformed path (anything but ``$.alerts[i]``, ``$.logs[i]``, ``$.evidence_blocks[i]``)
+  fails here too, its message listing the allowed forms;
+* ``evidence.excerpt_mismatch``: the excerpt is not supported by that ref's ``text``
+  (``core.excerpt_match``); a changed number or a flipped negation fails here however short
+  the quote is.
+
+Low-confidence grade (missing or incomplete, but nothing forged):
+
+* ``evidence.bindings_empty``: a claim with support_level direct or indirect and no bindings
+  (one row with the claim id and no binding fields);
+* ``evidence.raw_path_missing``: an id but no raw path (the excerpt is then not compared:
+  without a path there is no ref to compare it with, and the path is never guessed);
+* ``evidence.refs_unavailable``: the invocation row has no ``evidence_refs`` (legacy row);
+* ``evidence.excerpt_too_short``: the excerpt is below the minimum comparable length, or
+  generic: only the item's metadata (timestamp, log level, service, alert state) is quoted;
+* ``evidence.excerpt_missing`` (extension): id and path are real but there is no excerpt,
+  so nothing was quoted; a gap, not a forgery, hence not ``excerpt_too_short`` (that one
+  says a quote exists but is too short to compare);
+* ``evidence.invocation_missing`` (extension): no ``source_invocation_id`` and no backfill
+  possible (no ``tool_name``, or zero or several invocations of it), or only a legacy list
+  of several ids (each must still exist in this session, else ``evidence.invocation_ref``);
+* ``evidence.invocation_auto_backfill``: the id was auto-filled and everything else checked
+  out; a backfilled binding can never carry a PASS;
+* ``executor.parse_failed``: the executor output could not be parsed into the contract, so
+  no citation can be checked;
+* ``executor.claims_empty`` (extension): the contract has no claims, so nothing its answer
+  says is bound to evidence (one row without claim or binding fields).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ALLOWED_RAW_PATH_FORMS",
+    "AUTO_BACKFILL",
+    "BINDINGS_EMPTY",
+    "CLAIMS_EMPTY",
+    "EXCERPT_MISMATCH",
+    "EXCERPT_MISSING",
+    "EXCERPT_TOO_SHORT",
+    "INVOCATION_MISSING",
+    "INVOCATION_REF",
+    "LOW_CONFID_RULES",
+    "PARSE_FAILED_RULE",
+    "RAW_PATH",
+    "RAW_PATH_MISSING",
+    "REFS_UNAVAILABLE",
+    "REJECT_RULES",
+    "TOOL_MISMATCH",
+]
+
+ALLOWED_RAW_PATH_FORMS = ("$.alerts[i]", "$.logs[i]", "$.evidence_blocks[i]")
+PARSE_FAILED_RULE = "executor.parse_failed"
+CLAIMS_EMPTY = "executor.claims_empty"
+
+INVOCATION_REF = "evidence.invocation_ref"
+TOOL_MISMATCH = "evidence.tool_mismatch"
+RAW_PATH = "evidence.raw_path"
+EXCERPT_MISMATCH = "evidence.excerpt_mismatch"
+BINDINGS_EMPTY = "evidence.bindings_empty"
+RAW_PATH_MISSING = "evidence.raw_path_missing"
+REFS_UNAVAILABLE = "evidence.refs_unavailable"
+EXCERPT_TOO_SHORT = "evidence.excerpt_too_short"
+EXCERPT_MISSING = "evidence.excerpt_missing"
+INVOCATION_MISSING = "evidence.invocation_missing"
+AUTO_BACKFILL = "evidence.invocation_auto_backfill"
+
+REJECT_RULES = frozenset({INVOCATION_REF, TOOL_MISMATCH, RAW_PATH, EXCERPT_MISMATCH})
+LOW_CONFID_RULES = frozenset(
+    {BINDINGS_EMPTY, RAW_PATH_MISSING, REFS_UNAVAILABLE, EXCERPT_TOO_SHORT, EXCERPT_MISSING}
+    | {INVOCATION_MISSING, AUTO_BACKFILL, PARSE_FAILED_RULE, CLAIMS_EMPTY}
+)
