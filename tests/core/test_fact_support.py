@@ -4,34 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_diageval.core.contracts import Claim, FactChecked, ToolTraceSummaryItem
+from pytest_diageval.core.contracts import Claim, FactChecked
 from pytest_diageval.core.fact_support import (
     CLAIM_UNCHECKED_RULE,
     Override,
     incident_evidence_facts,
     unchecked_claims,
 )
+from support.summaries import summary_item as _item
 
 SESSION_IDS = frozenset({1, 2, 3, 4, 5})
 ROOT_CAUSE = "根因已确认: order-service HikariCP 连接池耗尽 active=50/50, 立即重启"
-
-
-def _item(
-    trace_ref: str, tool: str, ids: list[int], level: str, **counts: int
-) -> ToolTraceSummaryItem:
-    return ToolTraceSummaryItem(
-        trace_ref=trace_ref,
-        tool_name=tool,
-        source_invocation_ids=ids,
-        success=True,
-        input_summary="service=order-service",
-        output_summary=f"{tool} summary",
-        evidence_level=level,
-        invocation_count=len(ids),
-        no_hit_invocation_count=counts.get("no_hit", 0),
-        failed_invocation_count=0,
-        deduped_invocation_count=counts.get("deduped", 0),
-    )
 
 
 SUMMARY = [

@@ -11,7 +11,6 @@ from pytest_diageval.core.contracts import (
     Claim,
     GatekeeperResult,
     RuleMessage,
-    ToolTraceSummaryItem,
     VerifierOutput,
 )
 from pytest_diageval.core.verdict import (
@@ -21,30 +20,13 @@ from pytest_diageval.core.verdict import (
     fallback_decision,
     round_score,
 )
+from support.summaries import summary_item as _item
 
 # A session of the default world: metrics (1) and logs (2) hit order-service memory evidence,
 # a runbook lookup (3) hit and its repeat (4) was deduped into the same entry, a second
 # lookup (5) was deduped on its own, and a HikariCP log query (6) found nothing.
 SESSION_IDS = {1, 2, 3, 4, 5, 6}
 FOREIGN_ID = 99  # an invocation of another session
-
-
-def _item(
-    trace_ref: str, tool: str, ids: list[int], level: str, **counts: int
-) -> ToolTraceSummaryItem:
-    return ToolTraceSummaryItem(
-        trace_ref=trace_ref,
-        tool_name=tool,
-        source_invocation_ids=ids,
-        success=True,
-        input_summary="service=order-service",
-        output_summary=f"{tool} summary",
-        evidence_level=level,
-        invocation_count=len(ids),
-        no_hit_invocation_count=counts.get("no_hit", 0),
-        failed_invocation_count=0,
-        deduped_invocation_count=counts.get("deduped", 0),
-    )
 
 
 SUMMARY = [

@@ -31,6 +31,18 @@ def _cassette_scenario(scenarios: ScenarioDir) -> Path:
     return scenarios.root / CASSETTE
 
 
+def _recorded_once(pytester: pytest.Pytester, scenarios: ScenarioDir) -> Path:
+    """The example scenario's cassette, recorded in mode once against a fake server."""
+    cassette = _cassette_scenario(scenarios)
+    script = scenarios.script(scenarios.full())
+    with FakeOpenAIServer(script) as server:
+        pytester.runpytest(
+            *("--diageval-record=once", "--diageval-base-url", server.base_url),
+            *("--diageval-model", "m"),
+        ).assert_outcomes(passed=11)
+    return cassette
+
+
 def _interactions(cassette: Path) -> list[dict[str, Any]]:
     return list(yaml.safe_load(cassette.read_text("utf-8"))["interactions"])
 
@@ -96,16 +108,8 @@ def test_a_request_the_sdk_retried_keeps_only_its_answer_and_replays_offline(
 def test_new_episodes_sends_a_retry_to_the_server_not_the_error_it_just_recorded(
     pytester: pytest.Pytester, scenarios: ScenarioDir
 ) -> None:
-    cassette = _cassette_scenario(scenarios)
+    cassette = _recorded_once(pytester, scenarios)
     script = scenarios.script(scenarios.full())
-    with FakeOpenAIServer(script) as server:
-        pytester.runpytest(
-            "--diageval-record=once",
-            "--diageval-base-url",
-            server.base_url,
-            "--diageval-model",
-            "m",
-        ).assert_outcomes(passed=11)
     data = yaml.safe_load(cassette.read_text("utf-8"))
     del data["interactions"][1:]  # only the planner's answer stays recorded
     cassette.write_text(yaml.safe_dump(data, allow_unicode=True), "utf-8")
@@ -172,16 +176,7 @@ def test_recording_without_endpoint_or_model_fails_before_touching_the_cassette(
 def test_a_replay_needs_no_endpoint_even_in_mode_once(
     pytester: pytest.Pytester, scenarios: ScenarioDir
 ) -> None:
-    cassette = _cassette_scenario(scenarios)
-    script = scenarios.script(scenarios.full())
-    with FakeOpenAIServer(script) as server:
-        pytester.runpytest(
-            "--diageval-record=once",
-            "--diageval-base-url",
-            server.base_url,
-            "--diageval-model",
-            "m",
-        ).assert_outcomes(passed=11)
+    cassette = _recorded_once(pytester, scenarios)
 
     result = pytester.runpytest("--diageval-record=once")
 
