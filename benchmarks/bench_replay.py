@@ -7,7 +7,7 @@ OpenAI server), then replays it offline many times and reports the median time p
 * ``sdk only``: the same calls answered in-process by ``ScriptedTransport`` (no vcrpy): the
   floor that the SDK, instructor and pydantic cost anyway;
 * ``stock vcrpy``: ``vcr.VCR(match_on=(…default…, "body"), decode_compressed_response=True)``;
-* ``diageval``: :func:`pytest_diageval.harness.cassettes.cassette_session` in record mode
+* ``diageval``: :class:`pytest_diageval.harness.cassettes.CassetteSession` in record mode
   ``none``, including ``verify()``.
 
 Each replay enters the cassette (loads the YAML), makes the eight calls and leaves it, so the
@@ -55,7 +55,7 @@ from pytest_diageval.agents.scripted import ScriptedTransport
 from pytest_diageval.core.store import stable_json
 from pytest_diageval.core.tools import TOOL_DEFINITIONS, Toolbox
 from pytest_diageval.core.world import default_world
-from pytest_diageval.harness.cassettes import cassette_session, cassette_transport
+from pytest_diageval.harness.cassettes import CassetteSession, cassette_transport
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.fake_openai_server import FakeOpenAIServer
@@ -149,7 +149,7 @@ CALLS = calls()
 def record(path: Path) -> str:
     with FakeOpenAIServer(script()) as server:
         config = LLMConfig(base_url=server.base_url, model="bench", api_key=CANARY_KEY)
-        session = cassette_session(path, record_mode="once", secrets=[CANARY_KEY])
+        session = CassetteSession(path, record_mode="once", secrets=[CANARY_KEY])
         with session as handle, LLM(config, transport=cassette_transport()) as llm:
             run_scenario(llm)
         handle.verify()
@@ -171,7 +171,7 @@ def stock_vcrpy(path: Path) -> Iterator[None]:
 
 @contextmanager
 def diageval(path: Path) -> Iterator[None]:
-    with cassette_session(path, record_mode="none") as handle:
+    with CassetteSession(path, record_mode="none") as handle:
         yield
     handle.verify()
 

@@ -26,12 +26,12 @@ from pytest_diageval.harness.cassettes import (
     RECORD_MODES,
     SCRUBBED,
     CassetteError,
+    CassetteSession,
     MissingCassetteError,
     SecretLeakError,
     StaleCassetteError,
     UnplayedInteractionsError,
     canonical_body,
-    cassette_session,
     cassette_transport,
     request_diff,
     scan_for_secrets,
@@ -88,7 +88,7 @@ def record(
     path: Path, script: list[dict[str, Any]], *, mode: str = "once", calls: int = 3, **server: Any
 ) -> tuple[list[Any], FakeOpenAIServer]:
     with FakeOpenAIServer(script, **server) as fake:
-        session = cassette_session(path, record_mode=mode, secrets=[CANARY_KEY])  # type: ignore[arg-type]
+        session = CassetteSession(path, record_mode=mode, secrets=[CANARY_KEY])  # type: ignore[arg-type]
         with session as handle, make_llm(fake.base_url) as llm:
             results = run_pipeline(llm, calls=calls)
         handle.verify()
@@ -130,7 +130,7 @@ def test_replay_offline_gives_the_recorded_responses(
         socket.create_connection(("127.0.0.1", 9))  # the block is real
     blocked_network.clear()
     # Another host, port and key than at recording time: none of them is matched.
-    with cassette_session(path) as handle, make_llm("http://elsewhere.invalid/v1", "k" * 20) as llm:
+    with CassetteSession(path) as handle, make_llm("http://elsewhere.invalid/v1", "k" * 20) as llm:
         replayed = run_pipeline(llm)
     handle.verify()
     assert replayed == recorded_results
@@ -182,7 +182,7 @@ def test_once_with_an_existing_cassette_replays_without_the_server(
     path, recorded_results, _ = recorded
     before = path.read_text("utf-8")
     with (
-        cassette_session(path, record_mode="once") as handle,
+        CassetteSession(path, record_mode="once") as handle,
         make_llm("http://x.invalid/v1") as llm,
     ):
         assert run_pipeline(llm) == recorded_results
@@ -199,7 +199,7 @@ def test_changed_message_is_a_stale_cassette_with_stage_diff_and_command(
 ) -> None:
     path, _, _ = recorded
     changed = QUERY.replace("HighMemoryUsage", "HighCPUUsage")
-    session = cassette_session(path, rerecord_command=RERECORD)
+    session = CassetteSession(path, rerecord_command=RERECORD)
     with (
         session as handle,
         make_llm("http://x.invalid/v1") as llm,
@@ -225,7 +225,7 @@ def test_stale_executor_request_names_executor_and_its_round(
     recorded: tuple[Path, list[Any], FakeOpenAIServer],
 ) -> None:
     path, _, _ = recorded
-    with cassette_session(path) as handle, make_llm("http://x.invalid/v1") as llm:
+    with CassetteSession(path) as handle, make_llm("http://x.invalid/v1") as llm:
         run_planner(llm, QUERY, round=1)
         messages = [{"role": "user", "content": "换一个问题：payment-service CPU 告警。"}]
         with pytest.raises(
@@ -239,7 +239,7 @@ def test_shorter_path_leaves_unplayed_interactions(
     recorded: tuple[Path, list[Any], FakeOpenAIServer],
 ) -> None:
     path, _, _ = recorded
-    session = cassette_session(path, rerecord_command=RERECORD)
+    session = CassetteSession(path, rerecord_command=RERECORD)
     with session as handle, make_llm("http://x.invalid/v1") as llm:
         run_pipeline(llm, calls=2)
     with pytest.raises(UnplayedInteractionsError) as excinfo:
@@ -255,7 +255,7 @@ def test_longer_path_says_the_cassette_ran_out(
     recorded: tuple[Path, list[Any], FakeOpenAIServer],
 ) -> None:
     path, _, _ = recorded
-    with cassette_session(path), make_llm("http://x.invalid/v1") as llm:
+    with CassetteSession(path), make_llm("http://x.invalid/v1") as llm:
         run_pipeline(llm)
         with pytest.raises(StaleCassetteError, match="holds only 3 recorded request"):
             run_planner(llm, QUERY, round=1)  # the same planner request, but already played
@@ -264,7 +264,7 @@ def test_longer_path_says_the_cassette_ran_out(
 def test_replay_of_a_missing_cassette_names_it_and_the_command(tmp_path: Path) -> None:
     path = tmp_path / "nope.yaml"
     with pytest.raises(MissingCassetteError) as excinfo:
-        cassette_session(path, rerecord_command=RERECORD).__enter__()
+        CassetteSession(path, rerecord_command=RERECORD).__enter__()
     assert str(excinfo.value) == (
         f"cassette {path} does not exist (record mode none replays only)\n"
         f"Re-record this scenario with: {RERECORD}"
@@ -275,12 +275,12 @@ def test_unreadable_cassette_is_an_error_not_an_empty_cassette(tmp_path: Path) -
     path = tmp_path / "broken.yaml"
     path.write_text("interactions: [\n", "utf-8")
     with pytest.raises(CassetteError, match=f"cassette {path} cannot be read"):
-        cassette_session(path).__enter__()
+        CassetteSession(path).__enter__()
 
 
 def test_unknown_record_mode_lists_the_allowed_ones(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="none, once, new_episodes, all, rewrite; got 'always'"):
-        cassette_session(tmp_path / "x.yaml", record_mode="always")  # type: ignore[arg-type]
+        CassetteSession(tmp_path / "x.yaml", record_mode="always")  # type: ignore[arg-type]
     assert RECORD_MODES == ("none", "once", "new_episodes", "all", "rewrite")
 
 
@@ -333,7 +333,7 @@ def test_secret_in_uri_request_and_response_is_scrubbed(tmp_path: Path) -> None:
     with FakeOpenAIServer(echo) as fake:
         # Some gateways put a token in the URL path; the server answers any …/chat/completions.
         base_url = fake.base_url.replace("/v1", f"/{CANARY_KEY}/v1")
-        session = cassette_session(path, record_mode="once", secrets=[CANARY_KEY])
+        session = CassetteSession(path, record_mode="once", secrets=[CANARY_KEY])
         with session, make_llm(base_url) as llm:
             results = run_pipeline(llm, query=query)
     assert results[2]["choices"][0]["message"]["content"] == f"你的密钥是 {CANARY_KEY}"
@@ -363,8 +363,12 @@ def test_planted_key_in_a_recording_is_a_secret_leak(
     message = str(excinfo.value)
     location, _, rest = message.partition(": ")
     file_name, _, line = location.rpartition(":")
-    assert file_name == str(path)
-    assert planted in path.read_text("utf-8").splitlines()[int(line) - 1]
+    # A first recording is staged beside the cassette; a leak stops it there, so nothing with
+    # the secret ever sits at the cassette's path (where `git add` would pick it up).
+    staged = path.with_name(".leak.yaml.recording")
+    assert file_name == str(staged)
+    assert not path.exists()
+    assert planted in staged.read_text("utf-8").splitlines()[int(line) - 1]
     assert rest.startswith(f"the cassette contains {kind} ({planted[:6]}…)")
     assert planted not in message
 

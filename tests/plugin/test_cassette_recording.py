@@ -184,7 +184,7 @@ def test_a_replay_needs_no_endpoint_even_in_mode_once(
     assert len(_interactions(cassette)) == 4
 
 
-# --------------------------------------------------------------------------- failed rewrite
+# --------------------------------------------------------------------------- failed recording
 
 
 def test_a_rewrite_against_a_refusing_endpoint_keeps_the_committed_cassette(
@@ -226,3 +226,28 @@ def test_a_rewrite_that_fails_after_recording_some_answers_keeps_the_committed_c
     result.stdout.fnmatch_lines(["*LLM unavailable: *HTTP 500*"])
     assert cassette.read_text("utf-8") == COMMITTED
     assert sorted(p.name for p in cassette.parent.iterdir()) == ["memory.yaml"]
+
+
+def test_a_first_recording_in_mode_once_that_fails_leaves_no_partial_cassette(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    cassette = _cassette_scenario(scenarios)
+    script = scenarios.script(scenarios.full())
+
+    # The planner is answered; the executor's call and both retries get 500s.
+    with FakeOpenAIServer(script, transient_errors={2: 500, 3: 500, 4: 500}) as server:
+        failed = pytester.runpytest(
+            *("--diageval-record=once", "--diageval-base-url", server.base_url),
+            *("--diageval-model", "m"),
+        )
+    failed.assert_outcomes(failed=11)
+    assert not cassette.parent.exists() or list(cassette.parent.iterdir()) == []
+
+    # So the next `once` records from scratch instead of replaying a stale half.
+    with FakeOpenAIServer(script) as server:
+        recorded = pytester.runpytest(
+            *("--diageval-record=once", "--diageval-base-url", server.base_url),
+            *("--diageval-model", "m"),
+        )
+    recorded.assert_outcomes(passed=11)
+    assert [i["response"]["status"]["code"] for i in _interactions(cassette)] == [200] * 4

@@ -1,6 +1,6 @@
 """Recorded model traffic: vcrpy cassettes for scenario runs.
 
-``with cassette_session(path, record_mode=..., secrets=[api_key]) as handle: <run>`` and then
+``with CassetteSession(path, record_mode=..., secrets=[api_key]) as handle: <run>`` and then
 ``handle.verify()``. vcrpy patches ``httpx2`` (the transport of openai 3.x), so the real SDK
 code path runs in replay too.
 
@@ -8,7 +8,8 @@ Record modes (pytest-recording's names and meanings):
 
 * ``none`` (default): replay only. A request that is not in the cassette fails at once and no
   network is touched; a missing cassette is an error.
-* ``once``: record if the cassette file does not exist, otherwise behave like ``none``.
+* ``once``: record if the cassette file does not exist (staged like ``rewrite``, so a failed
+  run leaves no partial cassette), otherwise behave like ``none``.
 * ``new_episodes``: replay what is recorded, record (and append) what is not.
 * ``all``: never replay; every request goes to the server and is recorded (vcrpy ≥ 9.4 replaces
   the recorded interactions it re-records and keeps the others).
@@ -97,7 +98,6 @@ __all__ = [
     "StaleCassetteError",
     "UnplayedInteractionsError",
     "canonical_body",
-    "cassette_session",
     "cassette_transport",
     "describe_request",
     "request_diff",
@@ -185,7 +185,7 @@ class _SessionCassette(Cassette):  # type: ignore[misc]
 
 
 class CassetteSession:
-    """One scenario run against one cassette; use :func:`cassette_session`."""
+    """One scenario run against one cassette: ``with CassetteSession(...) as handle``."""
 
     def __init__(
         self,
@@ -203,8 +203,10 @@ class CassetteSession:
         self.record_mode = record_mode
         self.secrets = tuple(s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH)
         self.rerecord_command = rerecord_command
-        # rewrite records beside the committed cassette, which a failed run must not lose.
-        self.record_path = _staging_path(self.path) if record_mode == "rewrite" else self.path
+        # A recording from scratch goes beside the cassette first: a failed run must neither
+        # lose the committed cassette (rewrite) nor leave a partial one that replays stale (once).
+        from_scratch = record_mode == "rewrite" or (record_mode == "once" and self.may_record)
+        self.record_path = _staging_path(self.path) if from_scratch else self.path
         self.stale: list[StaleCassetteError] = []
         self.replay_only = False
         self.abandoned = False
@@ -227,8 +229,8 @@ class CassetteSession:
         return self.record_mode != "none"
 
     def __enter__(self) -> Self:
-        if self.record_mode == "rewrite":
-            self.record_path.unlink(missing_ok=True)  # left by an interrupted rewrite
+        if self.record_path != self.path:
+            self.record_path.unlink(missing_ok=True)  # left by an interrupted recording
         if self.record_mode == "none" and not self.path.is_file():
             raise MissingCassetteError(
                 f"cassette {self.path} does not exist (record mode none replays only)"
@@ -261,7 +263,7 @@ class CassetteSession:
 
     def abandon(self) -> None:
         """Say, inside the ``with`` block, that the run failed (e.g. the model was unreachable):
-        ``rewrite`` then keeps the committed cassette instead of a partial recording."""
+        a recording from scratch (rewrite, once) then writes no partial cassette."""
         self.abandoned = True
 
     def _cassette_config(self) -> dict[str, Any]:
@@ -351,22 +353,9 @@ class CassetteSession:
         return f"\nRe-record this scenario with: {self.rerecord_command}"
 
 
-def cassette_session(
-    path: str | os.PathLike[str],
-    *,
-    record_mode: RecordMode = "none",
-    secrets: Sequence[str | None] = (),
-    rerecord_command: str | None = None,
-) -> CassetteSession:
-    """``with cassette_session(...) as handle: ...`` then ``handle.verify()``."""
-    return CassetteSession(
-        path, record_mode=record_mode, secrets=secrets, rerecord_command=rerecord_command
-    )
-
-
 def _staging_path(path: Path) -> Path:
     # Hidden and not *.yaml: never collected as a scenario, nor mistaken for a cassette.
-    return path.with_name(f".{path.name}.rewriting")
+    return path.with_name(f".{path.name}.recording")
 
 
 @functools.cache
