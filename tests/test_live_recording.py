@@ -1,11 +1,12 @@
 """Recording against the real local model, then replaying offline (``live``: needs the extra).
 
 One scenario is recorded end to end into a temporary cassette with a canary key through the
-real plugin code path (``run_scenario`` with ``record_mode="once"``), then replayed with the
-network blocked. The replay must reach the same verdict, every recorded interaction must be
-played (replay matches on the canonical request body, so this is the byte-for-byte identity
-of model, messages, tools, tool_choice, response_format and temperature between record and
-replay), and the canary must be nowhere in the cassette.
+real plugin code path (``run_scenario`` with ``record_mode="once"``, endpoint, model and key
+from the environment as the plugin reads them), then replayed with the network blocked. The
+replay must reach the same verdict, every recorded interaction must be played (replay matches
+on the canonical request body, so this is the byte-for-byte identity of model, messages,
+tools, tool_choice, response_format and temperature between record and replay), and the
+canary must be nowhere in the cassette.
 """
 
 from __future__ import annotations
@@ -37,11 +38,16 @@ def test_a_live_recording_replays_offline_to_the_same_verdict(
     scenario = load_scenario(SCENARIO)
     cassette = tmp_path / "live.yaml"
     with LocalServer(log_path=tmp_path / "server.log") as server:
+        # Endpoint, model and key come from the environment, as a prompt engineer sets them.
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("DIAGEVAL_MODEL", server.model)
+        monkeypatch.setenv("OPENAI_API_KEY", CANARY_KEY)
+        monkeypatch.setenv("DIAGEVAL_TIMEOUT", "900")
         recording = run_scenario(
             scenario,
             SCENARIO,
             cassette=cassette,
-            settings=RunSettings("once", server.base_url, server.model, CANARY_KEY, 900.0),
+            settings=RunSettings.from_env("once", None, None),
             rerecord_command="(test)",
         )
     assert recording.error is None, recording.error
@@ -55,7 +61,7 @@ def test_a_live_recording_replays_offline_to_the_same_verdict(
         scenario,
         SCENARIO,
         cassette=cassette,
-        settings=RunSettings("none"),
+        settings=RunSettings.from_env("none", None, None),  # the same environment, offline
         rerecord_command="(test)",
     )
     assert replay.error is None, replay.error  # no stale request, none left unplayed
