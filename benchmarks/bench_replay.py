@@ -71,7 +71,7 @@ TOOL_PLAN: list[tuple[str, dict[str, Any]]] = [
     ("query_logs", {"service": "order-service", "keywords": ["GC"]}),
     ("get_current_time", {}),
 ]
-CANARY_KEY = "sk-bench0123456789abcdefghijklmnop"
+CANARY_KEY = "sk-" + "bench0123456789abcdefghijklmnop"  # built: no key-like literal
 
 
 class BenchPlan(BaseModel):

