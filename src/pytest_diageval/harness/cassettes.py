@@ -18,7 +18,8 @@ Record modes (pytest-recording's names and meanings):
   (:meth:`CassetteSession.abandon`) or raised.
 
 Recording needs an endpoint and a model, checked before any file is touched (the runner asks
-:attr:`CassetteSession.may_record`); a replay sends the cassette's own model and endpoint.
+:attr:`CassetteSession.may_record`, computed once); a replay sends the cassette's own model
+and endpoint.
 
 SDK retries: a recording allows them, so a flaky server may answer a request with a 5xx/408/
 429 first. The retried request (``x-stainless-retry-count`` above 0) replaces the recorded
@@ -205,6 +206,10 @@ class CassetteSession:
         self.rerecord_command = rerecord_command
         # A recording from scratch goes beside the cassette first: a failed run must neither
         # lose the committed cassette (rewrite) nor leave a partial one that replays stale (once).
+        # Whether this session may send requests to the endpoint, known before entering (an
+        # empty file is recorded over, as vcrpy treats a missing one).
+        existing = record_mode == "once" and holds_recording(self.path)
+        self.may_record = record_mode != "none" and not existing
         from_scratch = record_mode == "rewrite" or (record_mode == "once" and self.may_record)
         self.record_path = _staging_path(self.path) if from_scratch else self.path
         self.stale: list[StaleCassetteError] = []
@@ -220,13 +225,6 @@ class CassetteSession:
         if self._cassette is None:
             raise RuntimeError("the cassette session has not been entered")
         return self._cassette
-
-    @property
-    def may_record(self) -> bool:
-        """Whether this session may send requests to the endpoint (known before entering)."""
-        if self.record_mode == "once":
-            return not holds_recording(self.path)
-        return self.record_mode != "none"
 
     def __enter__(self) -> Self:
         if self.record_path != self.path:
