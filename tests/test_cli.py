@@ -31,7 +31,14 @@ SCRIPT = [
                     "claim_id": "claim-1",
                     "claim_type": "negative_observation",
                     "claim_text": NEGATIVE,
-                    "support_level": "none",
+                    "evidence_bindings": [
+                        {
+                            "tool_name": "query_logs",
+                            "source_invocation_id": 1,
+                            "raw_path": "$.logs",
+                            "evidence_excerpt": "未找到匹配的日志",
+                        }
+                    ],
                 }
             ],
             "user_facing_answer": NEGATIVE,

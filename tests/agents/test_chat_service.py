@@ -204,7 +204,10 @@ def test_an_executor_tool_that_times_out_is_a_failed_row_and_the_flow_continues(
         {**default_world().model_dump(mode="json"), "failures": {"query_logs": "timeout"}}
     )
     gap_contract = contract(binding(1, "$.alerts[0]", ALERT_EXCERPT, "query_metrics"))
-    entries = [PLAN, *GATHER, {"stage": "executor", "content": gap_contract}, DIRECT]
+    alert_only = verifier(
+        "direct_evidence", [{"trace_ref": "trace-1", "source_invocation_ids": [1]}]
+    )
+    entries = [PLAN, *GATHER, {"stage": "executor", "content": gap_contract}, alert_only]
     result, transport, _ = run(entries, world=world)
     logs_row = result.invocations[1]
     assert (logs_row.tool_name, logs_row.success) == ("query_logs", False)

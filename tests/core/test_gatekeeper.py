@@ -45,7 +45,10 @@ MEMORY_LOG = (
 )
 ALERT_EXCERPT = "HighMemoryUsage firing, service=order-service, current=91%, duration=15m"
 LOG_EXCERPT = "内存使用率过高: 91.0%, JVM堆内存: 3.8GB/4GB, GC次数: 128"
-ALLOWED_FORMS = "allowed forms: $.alerts[i], $.logs[i], $.evidence_blocks[i] (i = item index)"
+ALLOWED_FORMS = (
+    "allowed forms: $.alerts[i], $.logs[i], $.evidence_blocks[i] (i = item index), or $.alerts"
+    " for the empty result of a search that found nothing"
+)
 
 
 @dataclass(frozen=True)

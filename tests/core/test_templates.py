@@ -1,4 +1,6 @@
-"""Answer templates: direct, disclaimer and degraded text, and the raw-output guard."""
+"""The composer and its templates: verbatim, composed, disclaimer and degraded answers, and the
+raw-output guard. Decisions are hand-built; their claim ceilings come from the real
+``claim_ceilings`` over the gatekeeper rows given."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import json
 import pytest
 
 from pytest_diageval.core import templates
+from pytest_diageval.core.claim_support import claim_ceilings
+from pytest_diageval.core.composer import compose_answer
 from pytest_diageval.core.contracts import (
     CheckedBinding,
     ExecutorContract,
@@ -27,7 +31,6 @@ from pytest_diageval.core.templates import (
     assert_no_raw_leak,
     find_raw_leak,
     is_evidence_gathering,
-    render_answer,
 )
 from pytest_diageval.core.verdict import VerdictDecision, derive_verdict, fallback_decision
 
@@ -95,22 +98,35 @@ CONTRACT = ExecutorContract.model_validate(
 )
 RAW_FINAL_ANSWER = json.dumps(CONTRACT.model_dump(), ensure_ascii=False)
 
-GATE_PASS = GatekeeperResult(status="pass", severity="none")
+
+def _rows(failing: str | None = None) -> list[CheckedBinding]:
+    """One gatekeeper row per binding of CONTRACT; the claim ``failing`` fails excerpt_mismatch."""
+    rows = []
+    for claim in CONTRACT.claims:
+        for b in claim.evidence_bindings:
+            fails = claim.claim_id == failing
+            rows.append(
+                CheckedBinding(
+                    claim_id=claim.claim_id,
+                    tool_name=b.tool_name,
+                    source_invocation_id=b.source_invocation_id,
+                    raw_path=b.raw_path,
+                    evidence_excerpt=b.evidence_excerpt,
+                    status="fail" if fails else "pass",
+                    grade="reject" if fails else "none",
+                    rule="evidence.excerpt_mismatch" if fails else None,
+                    matched_text=None if fails else b.evidence_excerpt,
+                )
+            )
+    return rows
+
+
+GATE_PASS = GatekeeperResult(status="pass", severity="none", checked_bindings=_rows())
 GATE_REJECT = GatekeeperResult(
     status="fail",
     severity="reject",
     failed_rules=["evidence.excerpt_mismatch"],
-    checked_bindings=[
-        CheckedBinding(
-            claim_id="claim-3",
-            tool_name="query_logs",
-            source_invocation_id=2,
-            raw_path="$.logs[0]",
-            status="fail",
-            grade="reject",
-            rule="evidence.excerpt_mismatch",
-        )
-    ],
+    checked_bindings=_rows(failing="claim-3"),
 )
 
 
@@ -121,7 +137,11 @@ def _fact(text: str, verification: str, claim_id: str | None, critical: bool = T
 
 
 def _decision(
-    verdict: str, score: float, facts: list[FactChecked], incident: list[int] | None = None
+    verdict: str,
+    score: float,
+    facts: list[FactChecked],
+    incident: list[int] | None = None,
+    gate: GatekeeperResult = GATE_PASS,
 ) -> VerdictDecision:
     return VerdictDecision(
         model_verdict=verdict,  # type: ignore[arg-type]
@@ -130,6 +150,7 @@ def _decision(
         derived_score=score,
         facts=facts,
         incident_evidence_facts=incident or [],
+        claim_ceilings=list(claim_ceilings(CONTRACT.claims, gate, []).values()),
     )
 
 
@@ -177,7 +198,7 @@ def _render(action: str, decision: VerdictDecision, **kwargs: object) -> str:
         "gatekeeper": GATE_PASS,
     }
     arguments.update(kwargs)
-    return render_answer(_route(action), **arguments)  # type: ignore[arg-type]
+    return compose_answer(_route(action), **arguments).answer  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- direct
@@ -187,16 +208,16 @@ def test_direct_shows_the_contract_user_facing_answer() -> None:
     assert _render("direct", PASS_DECISION) == USER_FACING
 
 
-def test_direct_without_a_contract_shows_a_prose_final_answer() -> None:
+def test_direct_without_a_contract_has_nothing_verified_to_show() -> None:
     prose = "order-service 存在 HighMemoryUsage 告警，内存使用率 91%。"
-    assert _render("direct", PASS_DECISION, contract=None, executor_final_answer=prose) == prose
+    answer = _render("direct", PASS_DECISION, contract=None, executor_final_answer=prose)
+    assert answer == templates.NO_DIRECT_ANSWER
 
 
-def test_direct_never_shows_raw_json_and_lists_supported_findings_instead() -> None:
-    answer = _render("direct", PASS_DECISION, contract=None)
-    assert answer == f"已确认的发现：\n1. {ALERT}\n2. {HEAP}"
+def test_direct_never_shows_raw_json_and_lists_the_verified_claims_instead() -> None:
     json_answer = CONTRACT.model_copy(update={"user_facing_answer": '{"answer": "ok"}'})
-    assert _render("direct", PASS_DECISION, contract=json_answer).startswith("已确认的发现：")
+    answer = _render("direct", PASS_DECISION, contract=json_answer)
+    assert answer.startswith(f"经核验确认的结论：\n1. {ALERT}\n2. {HEAP}")
 
 
 # --------------------------------------------------------------------------- disclaimer
@@ -206,7 +227,7 @@ def test_disclaimer_lists_supported_claims_and_verifier_gaps_only() -> None:
     answer = _render("disclaimer", LOW_DECISION)
     assert answer == (
         f"{DISCLAIMER}\n\n"
-        f"已确认的发现：\n1. {ALERT}\n2. {HEAP}\n\n"
+        f"已确认的发现：\n1. {ALERT}\n2. {templates.INDIRECT_MARK}{HEAP}\n\n"
         f"{EVIDENCE_GAPS_HEADING}\n- {HIKARI_FACT}（未找到支持该结论的工具证据）"
     )
     # The runbook fact is supported, but runbook guidance is never a confirmed finding.

@@ -8,9 +8,13 @@ from typing import Any
 import pytest
 
 from pytest_diageval.core.contracts import (
+    CheckedBinding,
     Claim,
+    EvidenceBinding,
     GatekeeperResult,
+    RetrievalDetails,
     RuleMessage,
+    ToolInvocation,
     VerifierOutput,
 )
 from pytest_diageval.core.verdict import (
@@ -393,11 +397,62 @@ def _negative(verification: str = "direct_evidence", claim_id: str = "claim-1") 
     return {**_fact(NO_HIKARI, verification, [("trace-5", [6])]), "claim_id": claim_id}
 
 
+# Where each claim id binds in these tests: (tool, invocation, raw path). claim-1 binds the
+# HikariCP no-hit (6) by its collection path, claim-2 the memory alert (1).
+BOUND_AT = {
+    "claim-1": ("query_logs", 6, "$.logs"),
+    "claim-2": ("query_metrics", 1, "$.alerts[0]"),
+    "claim-3": ("query_logs", 2, "$.logs[0]"),
+}
+NO_HIT_SEARCH = ToolInvocation(
+    id=6,
+    session_id="diag-1",
+    round=1,
+    tool_name="query_logs",
+    input_params={"service": "order-service", "keywords": ["HikariCP"]},
+    duration_ms=1,
+    success=True,
+    retrieval_details=RetrievalDetails(evidence_status="no_evidence", evidence_refs=[], total=0),
+)
+
+
 def _claims(*claims: tuple[str, str, str]) -> list[Claim]:
-    return [
-        Claim(claim_id=claim_id, claim_type=claim_type, claim_text=text, support_level="none")
-        for claim_id, claim_type, text in claims
+    """Claims that each bind where :data:`BOUND_AT` says."""
+    built = []
+    for claim_id, claim_type, text in claims:
+        tool, invocation, path = BOUND_AT[claim_id]
+        binding = EvidenceBinding(tool_name=tool, source_invocation_id=invocation, raw_path=path)
+        built.append(
+            Claim(
+                claim_id=claim_id,
+                claim_type=claim_type,
+                claim_text=text,
+                evidence_bindings=[binding],
+            )
+        )
+    return built
+
+
+def _gate_for(claims: list[Claim]) -> GatekeeperResult:
+    """The gatekeeper passing every binding of ``claims``."""
+    rows = [
+        CheckedBinding(
+            claim_id=claim.claim_id,
+            tool_name=b.tool_name,
+            source_invocation_id=b.source_invocation_id,
+            raw_path=b.raw_path,
+            status="pass",
+        )
+        for claim in claims
+        for b in claim.evidence_bindings
     ]
+    return GatekeeperResult(status="pass", severity="none", checked_bindings=rows)
+
+
+def _derive_claims(output: VerifierOutput, claims: list[Claim]) -> VerdictDecision:
+    return derive_verdict(
+        output, _gate_for(claims), SUMMARY, SESSION_IDS, claims, invocations=[NO_HIT_SEARCH]
+    )
 
 
 NEGATIVE_CLAIM = _claims(("claim-1", "negative_observation", NO_HIKARI))
@@ -406,43 +461,44 @@ POSITIVE_CLAIM = _claims(("claim-1", "observation", NO_HIKARI))
 
 def test_a_no_hit_search_supports_only_a_negative_observation_claim() -> None:
     output = _output("PASS", 1.0, _negative())
-    negative = derive_verdict(output, GATE_PASS, SUMMARY, SESSION_IDS, claims=NEGATIVE_CLAIM)
+    negative = _derive_claims(output, NEGATIVE_CLAIM)
     assert (negative.derived_verdict, negative.derived_score) == ("PASS", 1.0)
     assert negative.overrides == []
-    positive = derive_verdict(output, GATE_PASS, SUMMARY, SESSION_IDS, claims=POSITIVE_CLAIM)
+    positive = _derive_claims(output, POSITIVE_CLAIM)
     assert (positive.derived_verdict, positive.derived_score) == ("LOW_CONFID", 0.0)
     assert positive.overrides[0].rule == "fact.evidence_not_fresh"
+    assert positive.claim_ceilings[0].rule == "claim.no_hit_not_support"
+
+
+def test_a_no_hit_supports_a_negative_claim_only_about_what_it_searched() -> None:
+    """The no-hit searched order-service for HikariCP: it says nothing about inventory-service,
+    nor about a topic it did not search."""
+    for text in (
+        "未检索到 inventory-service 的 HikariCP 连接池耗尽日志",
+        "未检索到 order-service 的慢 SQL 日志",
+        "未检索到 order-service 与 inventory-service 的 HikariCP 日志",
+    ):
+        claims = _claims(("claim-1", "negative_observation", text))
+        fact = {**_fact(text, "direct_evidence", [("trace-5", [6])]), "claim_id": "claim-1"}
+        decision = _derive_claims(_output("PASS", 1.0, fact), claims)
+        assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.0), text
+        assert decision.claim_ceilings[0].rule == "claim.negative_subject", text
 
 
 def test_a_deduped_or_foreign_entry_never_supports_a_negative_claim() -> None:
     deduped = {**_fact(NO_HIKARI, "direct_evidence", [("trace-4", [5])]), "claim_id": "claim-1"}
-    decision = derive_verdict(
-        _output("PASS", 1.0, deduped),
-        GATE_PASS,
-        SUMMARY,
-        SESSION_IDS,
-        claims=NEGATIVE_CLAIM,
-    )
+    decision = _derive_claims(_output("PASS", 1.0, deduped), NEGATIVE_CLAIM)
     assert decision.derived_verdict == "LOW_CONFID"
-    other_claim = derive_verdict(
+    other_claim = _derive_claims(
         _output("PASS", 1.0, _negative(claim_id="claim-2")),
-        GATE_PASS,
-        SUMMARY,
-        SESSION_IDS,
-        claims=_claims(("claim-2", "observation", NO_HIKARI)),
+        _claims(("claim-2", "observation", NO_HIKARI)),
     )
     assert other_claim.derived_verdict == "LOW_CONFID"
 
 
 def test_a_negative_claim_citing_an_entry_with_hits_is_not_supported() -> None:
     cites_hits = {**_fact(NO_HIKARI, "direct_evidence", [("trace-2", [2])]), "claim_id": "claim-1"}
-    decision = derive_verdict(
-        _output("PASS", 1.0, cites_hits),
-        GATE_PASS,
-        SUMMARY,
-        SESSION_IDS,
-        claims=NEGATIVE_CLAIM,
-    )
+    decision = _derive_claims(_output("PASS", 1.0, cites_hits), NEGATIVE_CLAIM)
     assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.0)
     assert decision.overrides[0].rule == "fact.evidence_not_fresh"
 
@@ -457,8 +513,8 @@ def test_direct_label_over_runbook_entries_only_is_capped_at_indirect() -> None:
 
 def test_a_claim_the_verifier_never_checked_becomes_a_critical_gap() -> None:
     memory = _fact(MEMORY, "direct_evidence", [("trace-1", [1])])
-    claims = _claims(("claim-1", "observation", MEMORY), ("claim-2", "root_cause", LEAK))
-    decision = derive_verdict(_output("PASS", 1.0, memory), GATE_PASS, SUMMARY, SESSION_IDS, claims)
+    claims = _claims(("claim-2", "observation", MEMORY), ("claim-3", "root_cause", LEAK))
+    decision = _derive_claims(_output("PASS", 1.0, memory), claims)
     assert [(f.fact, f.verification) for f in decision.facts] == [
         (MEMORY, "direct_evidence"),
         (LEAK, "no_evidence"),

@@ -96,7 +96,8 @@ def test_verdict(passing: ChatResult, rejected: ChatResult) -> None:
     assert (wrong.expected, wrong.actual) == ("PASS", "REJECT (score 0.0)")
     assert "derived: REJECT 0.0 | model: PASS 0.95" in wrong.details
     assert any(
-        line.startswith("override gatekeeper.reject: PASS -> REJECT") for line in wrong.details
+        line.startswith("override gatekeeper.reject: LOW_CONFID -> REJECT")
+        for line in wrong.details
     )
     assert "facts checked:" in wrong.details
     header = wrong.details[wrong.details.index("facts checked:") + 1]

@@ -104,5 +104,13 @@ def test_hikaricp_negative_outputs_are_empty_and_placeholder_free(
     assert not any("generic-service" in p for p in previews)
     (entry,) = outcome.result.rounds[-1].tool_trace_summary
     assert (entry.evidence_level, entry.no_hit_invocation_count) == ("none", 2)
-    # Nothing was cited, so nothing was checked: the PASS rests on the no-hit alone.
-    assert outcome.result.rounds[-1].gatekeeper.checked_bindings == []
+    # The negative claim cites both searches' empty results: the gatekeeper passes the
+    # collection path of a completed no-hit and describes the empty search.
+    rows = outcome.result.rounds[-1].gatekeeper.checked_bindings
+    assert [(r.source_invocation_id, r.raw_path, r.status) for r in rows] == [
+        (1, "$.logs", "pass"),
+        (2, "$.logs", "pass"),
+    ]
+    assert all("inventory-service" in (r.matched_text or "") for r in rows)
+    (ceiling,) = outcome.result.rounds[-1].decision.claim_ceilings
+    assert (ceiling.ceiling, ceiling.bound_invocation_ids) == ("direct_evidence", [1, 2])

@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_diageval.agents.results import ChatResult, RoundResult, ToolCallSummary
+from pytest_diageval.core.composer import compose_answer
 from pytest_diageval.core.contracts import ExecutorContract, ParseStatus, VerifierOutput
 from pytest_diageval.core.gatekeeper import Gatekeeper, parse_failure_result
 from pytest_diageval.core.recorder import ToolInvocationRecorder
 from pytest_diageval.core.routing import build_retry_context, decide_route
 from pytest_diageval.core.store import Store
-from pytest_diageval.core.templates import render_answer
 from pytest_diageval.core.tools import Toolbox
 from pytest_diageval.core.trace_summary import ToolTraceSummaryService
 from pytest_diageval.core.verdict import derive_verdict, fallback_decision
@@ -82,7 +82,14 @@ class Run:
         decision = (
             fallback_decision("verifier output missing", gate)
             if output is None
-            else derive_verdict(output, gate, summary, ids)
+            else derive_verdict(
+                output,
+                gate,
+                summary,
+                ids,
+                parsed.claims if parsed is not None else (),
+                invocations=self.store.list_invocations(SESSION),
+            )
         )
         previous = self.rounds[-1] if self.rounds else None
         self.rounds.append(
@@ -108,7 +115,7 @@ class Run:
 
     def result(self) -> ChatResult:
         last = self.rounds[-1]
-        answer = render_answer(
+        composition = compose_answer(
             last.route,
             decision=last.decision,
             contract=last.executor_contract,
@@ -123,7 +130,8 @@ class Run:
             final_verdict=last.decision.derived_verdict,
             final_score=last.decision.derived_score,
             answer_kind="direct" if last.route.action == "direct" else last.route.action,
-            final_answer=answer,
+            final_answer=composition.answer,
+            composer_output=composition.output,
             invocations=self.store.list_invocations(SESSION),
         )
 
@@ -137,10 +145,17 @@ def binding(invocation: int, raw_path: str, excerpt: str, tool: str) -> dict[str
     }
 
 
-def fact(text: str, verification: str, ids: list[int], critical: bool = True) -> dict[str, Any]:
+def fact(
+    text: str,
+    verification: str,
+    ids: list[int],
+    critical: bool = True,
+    claim_id: str | None = None,
+) -> dict[str, Any]:
     refs = [{"trace_ref": "T1", "source_invocation_ids": ids}] if ids else []
     return {
         "fact": text,
+        "claim_id": claim_id,
         "is_critical": critical,
         "verification": verification,
         "evidence_refs": refs,
@@ -174,7 +189,7 @@ def highcpu_pass() -> ChatResult:
         ],
         "user_facing_answer": "已确认：payment-service 的 HighCPUUsage 告警，CPU 92%，阈值 80%。",
     }
-    facts = fact("payment-service CPU 92% 超过阈值 80%", "direct_evidence", [1])
+    facts = fact("payment-service CPU 92% 超过阈值 80%", "direct_evidence", [1], claim_id="c1")
     run.finish_round(contract, verifier("PASS", 1.0, facts))
     return run.result()
 
@@ -225,7 +240,7 @@ def forged_reject() -> ChatResult:
         ],
         "user_facing_answer": "根因是 HikariPool 连接池耗尽。",
     }
-    facts = fact("payment-service CPU 高由连接池耗尽导致", "direct_evidence", [1, 2])
+    facts = fact("payment-service CPU 高由连接池耗尽导致", "direct_evidence", [1, 2], claim_id="c1")
     run.finish_round(contract, verifier("PASS", 0.95, facts))
     return run.result()
 

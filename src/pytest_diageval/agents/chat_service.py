@@ -24,14 +24,18 @@ from pytest_diageval.agents.llm import LLM, LLMUnavailable
 from pytest_diageval.agents.planner import PlannerRun, run_planner
 from pytest_diageval.agents.results import ChatResult, RoundResult
 from pytest_diageval.agents.verifier import VerifierRun, run_verifier
-from pytest_diageval.core.audit import build_verifier_evaluation, persist_verifier_evaluation
+from pytest_diageval.core.audit import (
+    build_verifier_evaluation,
+    persist_composer_output,
+    persist_verifier_evaluation,
+)
+from pytest_diageval.core.composer import ComposerOutput, compose_answer
 from pytest_diageval.core.contracts import GatekeeperResult, RetryContext, VerifierInput
 from pytest_diageval.core.gatekeeper import Gatekeeper, parse_failure_result
 from pytest_diageval.core.recorder import ToolInvocationRecorder
 from pytest_diageval.core.routing import build_retry_context, decide_route
 from pytest_diageval.core.rule_evaluation import EvaluationService
 from pytest_diageval.core.store import Store
-from pytest_diageval.core.templates import render_answer
 from pytest_diageval.core.tools import Toolbox
 from pytest_diageval.core.trace_summary import ToolTraceSummaryService
 from pytest_diageval.core.verdict import VerdictDecision, derive_verdict, fallback_decision
@@ -171,14 +175,15 @@ class ChatService:
         gatekeeper = verifier_input.gatekeeper_result
         if verifier.output is None:
             return fallback_decision(verifier.failure or "verifier gave no output", gatekeeper)
-        invocation_ids = [row.id for row in self.store.list_invocations(session.session_id)]
+        invocations = self.store.list_invocations(session.session_id)
         contract = verifier_input.executor_structured_output
         return derive_verdict(
             verifier.output,
             gatekeeper,
             verifier_input.tool_trace_summary,
-            invocation_ids,
+            [row.id for row in invocations],
             claims=contract.claims if contract is not None else (),
+            invocations=invocations,
         )
 
     # ------------------------------------------------------------------ persistence
@@ -216,13 +221,15 @@ class ChatService:
 
     def _complete(self, session: _Session, rounds: list[RoundResult]) -> ChatResult:
         last = rounds[-1]
-        answer = render_answer(
+        composition = compose_answer(
             last.route,
             decision=last.decision,
             contract=last.executor_contract,
             executor_final_answer=last.executor_final_answer,
             gatekeeper=last.gatekeeper,
         )
+        answer = composition.answer
+        persist_composer_output(self.store, session.session_id, composition.output)
         verdict = last.decision.derived_verdict
         self.store.finish_session(
             session.session_id,
@@ -231,7 +238,9 @@ class ChatService:
             final_verdict=verdict,
             final_answer=answer,
         )
-        return self._result(session, rounds, status="completed", answer=answer)
+        return self._result(
+            session, rounds, status="completed", answer=answer, composer=composition.output
+        )
 
     def _fail(self, session: _Session, rounds: list[RoundResult], message: str) -> ChatResult:
         self.store.finish_session(
@@ -247,6 +256,7 @@ class ChatService:
         status: str,
         answer: str = "",
         error: str | None = None,
+        composer: ComposerOutput | None = None,
     ) -> ChatResult:
         stored = self.store.get_session(session.session_id)
         last = rounds[-1] if rounds and status == "completed" else None
@@ -261,6 +271,7 @@ class ChatService:
                 "final_score": None if last is None else last.decision.derived_score,
                 "answer_kind": None if last is None else last.route.action,
                 "final_answer": answer,
+                "composer_output": composer,
                 "invocations": self.store.list_invocations(session.session_id),
                 "step_count": stored["step_count"],
                 "tool_call_count": stored["tool_call_count"],

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_diageval.core.composer import ComposerOutput
 from pytest_diageval.core.contracts import (
     ExecutorContract,
     GatekeeperResult,
@@ -76,6 +77,8 @@ class ChatResult(_Result):
     final_score: float | None = None
     answer_kind: AnswerKind | None = None
     final_answer: str = ""
+    # What the composer published and why (None when the session ended in an error).
+    composer_output: ComposerOutput | None = None
     invocations: list[ToolInvocation] = Field(default_factory=list)
     step_count: int = 0
     tool_call_count: int = 0

@@ -9,6 +9,9 @@ every round's record in round order:
 
     verifier_evaluation = {<latest round's record>, "rounds": [<round 1>, <round 2>]}
 
+The final round's record also holds ``composer_output`` (what the answer published: verbatim,
+composed or template, the claims used and the claims dropped with the reason).
+
 Each record holds what an auditor needs to answer "what was cited, what was found, why was
 it stopped": the ``tool_trace_summary`` snapshot the verifier saw, the gatekeeper result,
 the executor parse status, what the model said, what the code decided and every override.
@@ -19,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pytest_diageval.core.composer import ComposerOutput
 from pytest_diageval.core.contracts import (
     GatekeeperResult,
     ParseStatus,
@@ -32,6 +36,7 @@ from pytest_diageval.core.verdict import VerdictDecision
 __all__ = [
     "TRACEABILITY_VERSION",
     "build_verifier_evaluation",
+    "persist_composer_output",
     "persist_verifier_evaluation",
 ]
 
@@ -78,6 +83,7 @@ def build_verifier_evaluation(
         "gatekeeper_result": gatekeeper.model_dump(mode="json"),
         "executor_output_parse_status": parse_status.model_dump(mode="json"),
         "route": route.model_dump(mode="json"),
+        "claim_ceilings": [c.model_dump(mode="json") for c in decision.claim_ceilings],
     }
 
 
@@ -107,3 +113,18 @@ def _stored_rounds(channel: Any) -> list[dict[str, Any]]:
         return []
     rounds = channel.get("rounds")
     return [r for r in rounds if isinstance(r, dict)] if isinstance(rounds, list) else []
+
+
+def persist_composer_output(store: Store, session_id: str, output: ComposerOutput) -> None:
+    """Record what the composer published beside the final round's verdict: at
+    ``verifier_evaluation.composer_output`` and in that round's entry of ``rounds``."""
+    dumped = output.model_dump(mode="json")
+
+    def add_output(channel: Any) -> dict[str, Any]:
+        rounds = _stored_rounds(channel)
+        if not rounds:
+            raise ValueError("persist_composer_output: no verified round is stored yet")
+        rounds[-1] = {**rounds[-1], "composer_output": dumped}
+        return {**rounds[-1], "rounds": rounds}
+
+    store.modify_self_evaluation(session_id, _CHANNEL, add_output)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from pytest_diageval.core.claim_support import INCIDENT_EVIDENCE_TOOLS, ClaimCeiling, label_rank
 from pytest_diageval.core.contracts import (
     Claim,
     FactChecked,
@@ -19,20 +20,30 @@ from pytest_diageval.core.contracts import (
 )
 
 __all__ = [
+    "CLAIM_CEILING_RULE",
     "CLAIM_UNCHECKED_RULE",
+    "CRITICALITY_RULE",
     "INCIDENT_EVIDENCE_TOOLS",
+    "REF_NOT_BOUND_RULE",
     "SUPPORTING",
     "Override",
+    "anchor_to_claims",
+    "claim_of",
     "downgrade_facts",
+    "force_critical",
     "incident_evidence_facts",
     "unchecked_claims",
 ]
 
 SUPPORTING: frozenset[FactVerification] = frozenset({"direct_evidence", "indirect_support"})
-INCIDENT_EVIDENCE_TOOLS = frozenset({"query_metrics", "query_logs"})
-"""Tools whose output is a fact of this incident (``lookup_knowledge`` is guidance)."""
 CLAIM_UNCHECKED_RULE = "verifier.claim_unchecked"
 """Override rule of a fact the code added for a claim the verifier left out."""
+CRITICALITY_RULE = "fact.criticality"
+"""Override rule of a fact the verifier called non-critical: criticality belongs to the code."""
+CLAIM_CEILING_RULE = "fact.claim_ceiling"
+"""Override rule of a fact labelled above what its claim's own checked bindings carry."""
+REF_NOT_BOUND_RULE = "fact.ref_not_bound"
+"""Override rule of a fact about a claim that cites evidence the claim never bound."""
 
 
 class Override(BaseModel):
@@ -46,6 +57,120 @@ class Override(BaseModel):
     from_value: str | float | None
     to_value: str | float
     reason: str
+
+
+def force_critical(
+    facts: Sequence[FactChecked], claims: Sequence[Claim], overrides: list[Override]
+) -> list[FactChecked]:
+    """Every fact about a claim is critical: criticality belongs to the code, and the verifier
+    cannot demote a claim out of the verdict matrix. A fact outside every claim keeps the
+    verifier's flag: it can lower the verdict, never carry a PASS (see ``verdict``), and the
+    answer never lists it as confirmed unless it restates the executor's answer."""
+    kept: list[FactChecked] = []
+    for index, fact in enumerate(facts):
+        if not fact.is_critical and claim_of(fact, claims) is not None:
+            overrides.append(
+                Override(
+                    rule=CRITICALITY_RULE,
+                    fact_index=index,
+                    fact=fact.fact,
+                    from_value="non-critical",
+                    to_value="critical",
+                    reason="criticality belongs to the code: every claim is critical",
+                )
+            )
+            fact = fact.model_copy(update={"is_critical": True})
+        kept.append(fact)
+    return kept
+
+
+def claim_of(fact: FactChecked, claims: Sequence[Claim]) -> Claim | None:
+    """The contract claim a fact is about: by ``claim_id``, else by identical text."""
+    for claim in claims:
+        if fact.claim_id is not None and fact.claim_id == claim.claim_id:
+            return claim
+    if fact.claim_id is None:
+        text = fact.fact.strip()
+        return next((claim for claim in claims if claim.claim_text.strip() == text), None)
+    return None
+
+
+def anchor_to_claims(
+    facts: Sequence[FactChecked],
+    claims: Sequence[Claim],
+    ceilings: dict[str, ClaimCeiling],
+    trace_summary: Sequence[ToolTraceSummaryItem],
+    overrides: list[Override],
+) -> list[FactChecked]:
+    """Hold each fact about a claim to that claim's ceiling and bound evidence.
+
+    A fact whose refs name evidence its claim never bound is ``no_evidence``
+    (:data:`REF_NOT_BOUND_RULE`); a label above the claim's ceiling is lowered to it
+    (:data:`CLAIM_CEILING_RULE`). Labels are only ever lowered.
+    """
+    anchored: list[FactChecked] = []
+    for index, fact in enumerate(facts):
+        claim = claim_of(fact, claims)
+        ceiling = None if claim is None else ceilings.get(claim.claim_id)
+        if ceiling is not None and fact.verification in SUPPORTING:
+            fact = _anchor_one(index, fact, ceiling, trace_summary, overrides)
+        anchored.append(fact)
+    return anchored
+
+
+def _anchor_one(
+    index: int,
+    fact: FactChecked,
+    ceiling: ClaimCeiling,
+    trace_summary: Sequence[ToolTraceSummaryItem],
+    overrides: list[Override],
+) -> FactChecked:
+    changes: list[tuple[FactVerification, str, str]] = []
+    label = fact.verification
+    if label_rank(label) > label_rank(ceiling.ceiling):
+        label = ceiling.ceiling
+        why = f"capped at the claim's ceiling ({ceiling.rule or 'bindings'}): {ceiling.reason}"
+        changes.append((label, CLAIM_CEILING_RULE, why))
+    unbound = _unbound_refs(fact, set(ceiling.bound_invocation_ids), trace_summary)
+    if label in SUPPORTING and unbound:
+        label = "no_evidence"
+        why = (
+            f"the fact about claim {ceiling.claim_id} cites {unbound}, which the claim never"
+            f" bound (it bound {ceiling.bound_invocation_ids})"
+        )
+        changes.append((label, REF_NOT_BOUND_RULE, why))
+    previous = fact.verification
+    for new_label, rule, reason in changes:
+        overrides.append(
+            Override(
+                rule=rule,
+                fact_index=index,
+                fact=fact.fact,
+                from_value=previous,
+                to_value=new_label,
+                reason=reason,
+            )
+        )
+        previous = new_label
+    return fact if not changes else fact.model_copy(update={"verification": label})
+
+
+def _unbound_refs(
+    fact: FactChecked, bound: set[int], trace_summary: Sequence[ToolTraceSummaryItem]
+) -> str:
+    """The refs of ``fact`` that name no invocation its claim bound, described; '' if none.
+
+    A ref names the invocations it lists, or when it lists none, those of its trace entry. A
+    merged entry may list a no-hit call beside the hit the claim bound: naming one bound
+    invocation is enough, naming none is citing evidence the claim never bound."""
+    by_ref = {item.trace_ref: item for item in trace_summary}
+    problems: list[str] = []
+    for ref in fact.evidence_refs:
+        item = by_ref.get(ref.trace_ref)
+        named = ref.source_invocation_ids or ([] if item is None else item.source_invocation_ids)
+        if named and not bound.intersection(named):
+            problems.append(f"{ref.trace_ref} (invocations {sorted(set(named))})")
+    return "; ".join(problems)
 
 
 def downgrade_facts(

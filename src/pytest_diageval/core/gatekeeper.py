@@ -21,6 +21,7 @@ the excerpt was compared and failed.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ from pytest_diageval.core.gatekeeper_rules import (
     EXCERPT_TOO_SHORT,
     INVOCATION_MISSING,
     INVOCATION_REF,
+    NO_HIT_RAW_PATHS,
     PARSE_FAILED_RULE,
     RAW_PATH,
     RAW_PATH_MISSING,
@@ -53,7 +55,7 @@ from pytest_diageval.core.gatekeeper_rules import (
 )
 from pytest_diageval.core.store import Store
 
-__all__ = ["Gatekeeper", "parse_failure_result"]
+__all__ = ["Gatekeeper", "no_hit_text", "parse_failure_result"]
 
 _RAW_PATH_RE = re.compile(r"\$\.(alerts|logs|evidence_blocks)\[(\d+)\]")
 _SEVERITY_RANK: dict[Severity, int] = {"none": 0, "low_confid": 1, "reject": 2}
@@ -301,6 +303,8 @@ def _check_location(cited: _Cited, invocation: ToolInvocation) -> CheckedBinding
             rule=RAW_PATH_MISSING,
             message=f"raw_path is missing for {where}; expected one of its evidence_refs paths",
         )
+    if raw_path.strip() == NO_HIT_RAW_PATHS.get(invocation.tool_name):
+        return _check_no_hit(cited, invocation)
     canonical = _canonical_raw_path(raw_path)
     if canonical is None:
         return cited.row(
@@ -309,7 +313,9 @@ def _check_location(cited: _Cited, invocation: ToolInvocation) -> CheckedBinding
             rule=RAW_PATH,
             message=(
                 f"raw_path {raw_path!r} is malformed; allowed forms:"
-                f" {', '.join(ALLOWED_RAW_PATH_FORMS)} (i = item index)"
+                f" {', '.join(ALLOWED_RAW_PATH_FORMS)} (i = item index), or"
+                f" {NO_HIT_RAW_PATHS.get(invocation.tool_name, '$.logs')} for the empty"
+                " result of a search that found nothing"
             ),
         )
     details = invocation.retrieval_details
@@ -334,6 +340,61 @@ def _check_location(cited: _Cited, invocation: ToolInvocation) -> CheckedBinding
             ),
         )
     return _check_excerpt(cited, invocation.id, canonical, ref.text)
+
+
+def no_hit_text(invocation: ToolInvocation) -> str:
+    """The system's description of a completed search that found nothing."""
+    searched = ", ".join(
+        f"{key}={value}"
+        for key, value in sorted(invocation.input_params.items())
+        if value not in (None, "", [])
+    )
+    text = f"{invocation.tool_name}({searched}) 未命中：total=0"
+    message = _preview_message(invocation.output_preview)
+    return text if message is None else f"{text}，{message}"
+
+
+def _preview_message(preview: str | None) -> str | None:
+    """The tool's own no-hit ``message`` (e.g. 未找到匹配的日志), when the preview holds it."""
+    try:
+        output = json.loads(preview or "")
+    except ValueError:
+        return None
+    message = output.get("message") if isinstance(output, dict) else None
+    return message if isinstance(message, str) and message.strip() else None
+
+
+def _check_no_hit(cited: _Cited, invocation: ToolInvocation) -> CheckedBinding:
+    """A collection path quotes the empty result: real only for a completed no-hit search."""
+    details = invocation.retrieval_details
+    status = None if details is None else details.evidence_status
+    path = cited.binding.raw_path
+    if not invocation.success or status != "no_evidence":
+        what = "failed" if not invocation.success else f"has evidence_status {status!r}"
+        return cited.row(
+            invocation_id=invocation.id,
+            grade="reject",
+            rule=RAW_PATH,
+            message=(
+                f"raw_path {path!r} cites the empty result of invocation {invocation.id}"
+                f" ({invocation.tool_name}), but that call {what}; only a completed search"
+                " that found nothing has an empty result to cite"
+            ),
+        )
+    text = no_hit_text(invocation)
+    excerpt = cited.binding.evidence_excerpt
+    if excerpt is not None and excerpt.strip():
+        match = match_excerpt(excerpt, text)
+        if match.outcome == "mismatch":
+            return cited.row(
+                invocation_id=invocation.id,
+                grade="reject",
+                rule=EXCERPT_MISMATCH,
+                message=f"evidence_excerpt {excerpt!r} is not supported by the empty result"
+                f" of invocation {invocation.id}: {match.reason}",
+                matched_text=text,
+            )
+    return cited.row(invocation_id=invocation.id, grade="none", matched_text=text)
 
 
 def _check_excerpt(cited: _Cited, invocation_id: int, path: str, text: str) -> CheckedBinding:

@@ -5,11 +5,19 @@ Reject grade (fabrication or contamination):
 * ``evidence.invocation_ref``: the invocation id does not exist, or belongs to another session;
 * ``evidence.tool_mismatch``: the id exists but its real tool differs from ``tool_name``;
 * ``evidence.raw_path``: the raw path is not among that invocation's ``evidence_refs``; a
-  malformed path (anything but ``$.alerts[i]``, ``$.logs[i]``, ``$.evidence_blocks[i]``)
-  fails here too, its message listing the allowed forms;
+  malformed path (anything but ``$.alerts[i]``, ``$.logs[i]``, ``$.evidence_blocks[i]``, or
+  the collection path of a no-hit search, below) fails here too, its message listing the
+  allowed forms; so does a collection path cited on a call that did find something, or failed;
 * ``evidence.excerpt_mismatch``: the excerpt is not supported by that ref's ``text``
   (``core.excerpt_match``); a changed number or a flipped negation fails here however short
   the quote is.
+
+The collection path (extension): a completed search that found nothing has no item to cite,
+so a ``negative_observation`` quotes the empty result itself: ``$.logs`` of a ``query_logs``
+no-hit, ``$.alerts`` of a ``query_metrics`` no-hit (:data:`NO_HIT_RAW_PATHS`). The row passes
+with the system's description of the empty search as ``matched_text``; an excerpt, when given,
+must be supported by that description. Which claim such a citation can support is decided by
+:mod:`pytest_diageval.core.claim_support` (a negative observation about what was searched).
 
 Low-confidence grade (missing or incomplete, but nothing forged):
 
@@ -47,6 +55,7 @@ __all__ = [
     "INVOCATION_MISSING",
     "INVOCATION_REF",
     "LOW_CONFID_RULES",
+    "NO_HIT_RAW_PATHS",
     "PARSE_FAILED_RULE",
     "RAW_PATH",
     "RAW_PATH_MISSING",
@@ -56,6 +65,12 @@ __all__ = [
 ]
 
 ALLOWED_RAW_PATH_FORMS = ("$.alerts[i]", "$.logs[i]", "$.evidence_blocks[i]")
+NO_HIT_RAW_PATHS: dict[str, str] = {
+    "query_metrics": "$.alerts",
+    "query_logs": "$.logs",
+    "lookup_knowledge": "$.evidence_blocks",
+}
+"""The collection path that quotes a completed search's empty result, per tool."""
 PARSE_FAILED_RULE = "executor.parse_failed"
 CLAIMS_EMPTY = "executor.claims_empty"
 

@@ -1,21 +1,20 @@
-"""Answer templates: the only text a user sees, built from fixed Chinese constants.
+"""Answer templates: the fixed Chinese text around what the composer lets through.
 
-``direct`` (PASS) shows the executor contract's ``user_facing_answer``. ``disclaimer``
-(LOW_CONFID) and ``degraded`` (REJECT) never edit or quote the executor's prose: their body
-is *built* from what the verifier supported, because deleting unsupported sentences out of
-free text cannot be done reliably, while listing supported claims can.
+The composer (:mod:`.composer`) decides *what* an answer may say (the used claims of
+:mod:`.verified_claims`); this module lays it out and screens it:
 
-* disclaimer: :data:`DISCLAIMER`, then the confirmed findings (contract claims whose every
-  verifier fact is direct/indirect support, with no failed gatekeeper binding, plus supported
-  verifier facts that belong to no contract claim; either kind only when it cites incident
-  evidence, never runbooks alone), then the evidence gaps — only the critical ``no_evidence``
-  facts.
-* degraded: :data:`DEGRADED_HEADER`, the confirmed facts (critical facts still
-  ``direct_evidence`` after derivation; none when the gatekeeper graded reject), the evidence
-  gaps and next-step suggestions that gather evidence (see :func:`is_evidence_gathering`).
+* disclaimer (LOW_CONFID): :data:`DISCLAIMER`, then the confirmed findings (the used claims,
+  indirect ones marked, and facts outside the claims that restate the executor's answer and
+  cite incident evidence), then the evidence gaps — only the critical ``no_evidence`` facts.
+* degraded (REJECT): :data:`DEGRADED_HEADER`, the directly supported used claims (none when the
+  gatekeeper graded reject), the evidence gaps and next-step suggestions that gather evidence
+  (see :func:`is_evidence_gathering`).
+* composed (PASS whose answer cannot be published verbatim): :data:`COMPOSED_HEADING`, the used
+  claims, and :func:`left_out_line`.
 
-A gap the code added for a claim the verifier never checked carries the executor's claim
-text; it is shown only as :data:`UNCHECKED_CLAIM_GAP`, never quoted.
+A gap about a claim the answer does not use (a claim the verifier never checked, or whose
+bindings failed) carries executor text nobody verified: it is named by its claim id
+(:data:`UNCHECKED_CLAIM_GAP`), never quoted.
 
 Every piece of model text that enters an answer is screened by :func:`find_raw_leak` and
 dropped if it looks like raw JSON, a code fence or a machine field, or if it says nothing (a
@@ -30,24 +29,33 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 
-from pytest_diageval.core.contracts import Claim, ExecutorContract, GatekeeperResult
-from pytest_diageval.core.fact_support import CLAIM_UNCHECKED_RULE, INCIDENT_EVIDENCE_TOOLS
+from pytest_diageval.core.contracts import ExecutorContract, GatekeeperResult
 from pytest_diageval.core.routing import RouteDecision
+from pytest_diageval.core.statements import FIX_MARKERS, strip_control
 from pytest_diageval.core.verdict import VerdictDecision
 
 __all__ = [
+    "COMPOSED_HEADING",
     "CONFIRMED_FACTS_HEADING",
     "CONFIRMED_FINDINGS_HEADING",
     "DEGRADED_HEADER",
     "DISCLAIMER",
     "EVIDENCE_GAPS_HEADING",
     "FALLBACK_NEXT_STEPS",
+    "INDIRECT_MARK",
     "NEXT_STEPS_HEADING",
+    "NO_DIRECT_ANSWER",
     "RawLeakError",
     "assert_no_raw_leak",
+    "check_route_matches_verdict",
+    "degraded_answer",
+    "disclaimer_answer",
     "find_raw_leak",
     "is_evidence_gathering",
-    "render_answer",
+    "is_presentable",
+    "left_out_line",
+    "numbered",
+    "section",
 ]
 
 DISCLAIMER = "【低置信度提示】以下结论未能全部得到工具证据支持，请谨慎参考。"
@@ -56,6 +64,10 @@ DEGRADED_HEADER = (
     "以下仅列出经证据直接确认的事实、证据缺口和建议的下一步取证动作。"
 )
 CONFIRMED_FINDINGS_HEADING = "已确认的发现："
+COMPOSED_HEADING = "经核验确认的结论："
+INDIRECT_MARK = "（间接支持）"
+LEFT_OUT_STATEMENTS = "执行器回答中另有 {count} 处表述未能对应到经核验的声明，未予展示。"
+LEFT_OUT_CLAIMS = "未通过核验、未列入的声明：{ids}。"
 CONFIRMED_FACTS_HEADING = "已确认的事实："
 EVIDENCE_GAPS_HEADING = "证据缺口："
 NEXT_STEPS_HEADING = "下一步建议（仅限补充取证）："
@@ -74,7 +86,6 @@ FALLBACK_NEXT_STEPS: tuple[str, ...] = (
 )
 MAX_NEXT_STEPS = 5
 
-_SUPPORTING = frozenset({"direct_evidence", "indirect_support"})
 _EXPECTED_VERDICT = {"direct": "PASS", "disclaimer": "LOW_CONFID", "degraded": "REJECT"}
 
 # Evidence-gathering means: it names a way to look (a gathering marker) and changes nothing
@@ -83,11 +94,7 @@ _GATHERING_MARKERS = (
     "查看", "检查", "查询", "确认", "收集", "采集", "获取", "核对", "排查", "观察",
     "对比", "检索", "抓取", "导出", "分析", "dump", "query", "check", "inspect", "collect",
 )  # fmt: skip
-_FIX_MARKERS = (
-    "重启", "扩容", "缩容", "回滚", "修改", "调整", "调大", "调小", "增大", "减小", "升级",
-    "降级", "修复", "优化", "部署", "发布", "删除", "清理", "清空", "限流", "熔断", "切换",
-    "迁移", "替换", "关闭", "禁用", "kill", "restart", "rollback", "scale", "fix", "deploy",
-)  # fmt: skip
+_FIX_MARKERS = FIX_MARKERS
 
 _MACHINE_FIELDS = (
     "answer_version", "claim_id", "claim_text", "claim_type", "diagnosis_summary",
@@ -146,130 +153,64 @@ def is_evidence_gathering(action_text: str) -> bool:
     return gathers and not fixes
 
 
-def render_answer(
-    route: RouteDecision,
-    *,
-    decision: VerdictDecision,
-    contract: ExecutorContract | None,
-    executor_final_answer: str,
-    gatekeeper: GatekeeperResult,
+def disclaimer_answer(
+    decision: VerdictDecision, findings: Sequence[str], unquotable: set[str]
 ) -> str:
-    """The user-facing answer for a final route (never ``retry``)."""
-    _check_route_matches_verdict(route, decision)
-    if route.action == "direct":
-        answer = _direct(decision, contract, executor_final_answer)
-    elif route.action == "disclaimer":
-        answer = _disclaimer(decision, contract, gatekeeper)
-    else:
-        answer = _degraded(decision, contract, gatekeeper)
-    assert_no_raw_leak(answer)
-    return answer
-
-
-# --------------------------------------------------------------------------- templates
-
-
-def _direct(
-    decision: VerdictDecision, contract: ExecutorContract | None, executor_final_answer: str
-) -> str:
-    if contract is not None:
-        candidate = contract.user_facing_answer.strip()
-    else:
-        # Without a parsed contract the raw answer is shown only if it reads as prose.
-        candidate = executor_final_answer.strip()
-    if _is_presentable(candidate):
-        return candidate
-    findings = _presentable(_supported_claim_texts(decision, contract, failed_claims=set()))
-    if not findings:
-        return NO_DIRECT_ANSWER
-    return _section(CONFIRMED_FINDINGS_HEADING, _numbered(findings))
-
-
-def _disclaimer(
-    decision: VerdictDecision, contract: ExecutorContract | None, gatekeeper: GatekeeperResult
-) -> str:
-    failed = {b.claim_id for b in gatekeeper.checked_bindings if b.status == "fail" and b.claim_id}
-    findings = _presentable(_supported_claim_texts(decision, contract, failed_claims=failed))
+    """LOW_CONFID: the disclaimer, the findings the composer allows, the evidence gaps."""
     parts = [DISCLAIMER]
     if any(o.rule == "verifier.fallback" for o in decision.overrides):
         parts.append(VERIFIER_FALLBACK_NOTICE)
-    parts.append(_section(CONFIRMED_FINDINGS_HEADING, _numbered(findings) or [NO_FINDINGS]))
-    gaps = _gap_lines(decision)
+    kept = numbered(_presentable(findings)) or [NO_FINDINGS]
+    parts.append(section(CONFIRMED_FINDINGS_HEADING, kept))
+    gaps = _gap_lines(decision, unquotable)
     if gaps:
-        parts.append(_section(EVIDENCE_GAPS_HEADING, gaps))
+        parts.append(section(EVIDENCE_GAPS_HEADING, gaps))
     return "\n\n".join(parts)
 
 
-def _degraded(
-    decision: VerdictDecision, contract: ExecutorContract | None, gatekeeper: GatekeeperResult
+def degraded_answer(
+    decision: VerdictDecision,
+    contract: ExecutorContract | None,
+    gatekeeper: GatekeeperResult,
+    direct_findings: Sequence[str],
+    unquotable: set[str],
 ) -> str:
+    """REJECT: the header, directly supported findings, gaps and evidence-gathering steps."""
     if gatekeeper.severity == "reject":
         fact_lines = [NO_FACTS_AFTER_GATEKEEPER_REJECT]
     else:
-        facts = [
-            f.fact for f in decision.facts if f.is_critical and f.verification == "direct_evidence"
-        ]
-        fact_lines = _bulleted(_presentable(facts)) or [NO_FINDINGS]
+        fact_lines = _bulleted(_presentable(direct_findings)) or [NO_FINDINGS]
     return "\n\n".join(
         [
             DEGRADED_HEADER,
-            _section(CONFIRMED_FACTS_HEADING, fact_lines),
-            _section(EVIDENCE_GAPS_HEADING, _gap_lines(decision) or [NO_GAPS]),
-            _section(NEXT_STEPS_HEADING, _bulleted(_next_steps(contract, gatekeeper))),
+            section(CONFIRMED_FACTS_HEADING, fact_lines),
+            section(EVIDENCE_GAPS_HEADING, _gap_lines(decision, unquotable) or [NO_GAPS]),
+            section(NEXT_STEPS_HEADING, _bulleted(_next_steps(contract, gatekeeper))),
         ]
     )
+
+
+def left_out_line(statements: int, dropped_claim_ids: Sequence[str]) -> str:
+    """What a composed PASS answer left out, without quoting any of it ('' if nothing)."""
+    lines = []
+    if statements:
+        lines.append(LEFT_OUT_STATEMENTS.format(count=statements))
+    safe = [i for i in dropped_claim_ids if _SAFE_CLAIM_ID_RE.fullmatch(i)]
+    if safe:
+        lines.append(LEFT_OUT_CLAIMS.format(ids="、".join(safe)))
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- content
 
 
-def _supported_claim_texts(
-    decision: VerdictDecision, contract: ExecutorContract | None, *, failed_claims: set[str]
-) -> list[str]:
-    """Confirmed findings: supported contract claims, then supported claim-less facts that
-    cite incident evidence (when the executor output did not parse, every fact is claim-less,
-    and a runbook-only one must not turn into a finding)."""
-    labels_by_claim: dict[str, list[str]] = {}
-    for fact in decision.facts:
-        if fact.claim_id is not None:
-            labels_by_claim.setdefault(fact.claim_id, []).append(fact.verification)
-    claims = contract.claims if contract is not None else []
-    claim_ids = {claim.claim_id for claim in claims}
-    texts = [
-        claim.claim_text
-        for claim in claims
-        if claim.support_level != "none"
-        and claim.claim_id not in failed_claims
-        and _cites_incident_evidence(claim)
-        and _all_supporting(labels_by_claim.get(claim.claim_id, []))
-    ]
-    incident = set(decision.incident_evidence_facts)
-    texts += [
-        fact.fact
-        for index, fact in enumerate(decision.facts)
-        if fact.claim_id not in claim_ids
-        and fact.claim_id not in failed_claims
-        and fact.verification in _SUPPORTING
-        and index in incident
-    ]
-    return texts
-
-
-def _cites_incident_evidence(claim: Claim) -> bool:
-    """Runbooks guide what to look up; a claim resting on them alone is never a finding."""
-    return any(b.tool_name in INCIDENT_EVIDENCE_TOOLS for b in claim.evidence_bindings)
-
-
-def _all_supporting(labels: Sequence[str]) -> bool:
-    # A claim the verifier never looked at is not supported.
-    return bool(labels) and all(label in _SUPPORTING for label in labels)
-
-
-def _gap_lines(decision: VerdictDecision) -> list[str]:
-    unchecked = {o.fact_index for o in decision.overrides if o.rule == CLAIM_UNCHECKED_RULE}
+def _gap_lines(decision: VerdictDecision, unquotable: set[str]) -> list[str]:
+    """Critical no_evidence facts; one about a claim in ``unquotable`` is named, not quoted."""
     gaps = [
-        _unchecked_claim_gap(fact.claim_id) if index in unchecked else fact.fact
-        for index, fact in enumerate(decision.facts)
+        _unchecked_claim_gap(fact.claim_id)
+        if fact.claim_id is not None and fact.claim_id in unquotable
+        else fact.fact
+        for fact in decision.facts
         if fact.is_critical and fact.verification == "no_evidence"
     ]
     return [f"- {gap}{GAP_SUFFIX}" for gap in _presentable(gaps)]
@@ -302,13 +243,13 @@ def _presentable(texts: Iterable[str | None]) -> list[str]:
     """One line each, no duplicates, nothing uninformative or looking like raw output."""
     kept: list[str] = []
     for text in texts:
-        line = " ".join((text or "").split())
-        if line not in kept and _is_presentable(line):
+        line = " ".join(strip_control(text or "").split())
+        if line not in kept and is_presentable(line):
             kept.append(line)
     return kept
 
 
-def _is_presentable(text: str) -> bool:
+def is_presentable(text: str) -> bool:
     """Says something (a word, not just a slot or punctuation) and does not look raw."""
     informative = any(ch.isalnum() for ch in text) and not _PLACEHOLDER_RE.fullmatch(text)
     return informative and find_raw_leak(text) is None
@@ -317,11 +258,11 @@ def _is_presentable(text: str) -> bool:
 # --------------------------------------------------------------------------- layout
 
 
-def _section(heading: str, lines: Sequence[str]) -> str:
+def section(heading: str, lines: Sequence[str]) -> str:
     return "\n".join([heading, *lines])
 
 
-def _numbered(items: Sequence[str]) -> list[str]:
+def numbered(items: Sequence[str]) -> list[str]:
     return [f"{index}. {item}" for index, item in enumerate(items, start=1)]
 
 
@@ -337,12 +278,12 @@ def _parses_as_json(text: str) -> bool:
     return True
 
 
-def _check_route_matches_verdict(route: RouteDecision, decision: VerdictDecision) -> None:
+def check_route_matches_verdict(route: RouteDecision, decision: VerdictDecision) -> None:
     if route.action == "retry":
-        raise ValueError("render_answer: route 'retry' is not a final answer; run another round")
+        raise ValueError("compose_answer: route 'retry' is not a final answer; run another round")
     expected = _EXPECTED_VERDICT[route.action]
     if decision.derived_verdict != expected:
         raise ValueError(
-            f"render_answer: route {route.action!r} needs derived_verdict {expected!r},"
+            f"compose_answer: route {route.action!r} needs derived_verdict {expected!r},"
             f" got {decision.derived_verdict!r}"
         )

@@ -1,8 +1,14 @@
 """Verdict derivation: the verifier model labels facts, this code decides the verdict.
 
 The model's ``verdict`` and ``groundedness_score`` are kept for the audit but never used as
-the decision. The decision is recomputed from ``facts_checked`` in four steps:
+the decision. The decision is recomputed from ``facts_checked`` in five steps:
 
+0. **Claims first.** Every executor claim gets a ceiling from its own bindings as the gatekeeper
+   checked them (:mod:`.claim_support`), before any verifier label is read. Every fact is
+   about a claim is critical (``fact.criticality``: the verifier cannot demote a claim out of
+   the matrix). A fact
+   about a claim is lowered to the claim's ceiling (``fact.claim_ceiling``), and to
+   ``no_evidence`` when its refs name evidence the claim never bound (``fact.ref_not_bound``).
 1. **Reference downgrades.** A fact labelled ``direct_evidence`` or ``indirect_support`` is
    downgraded to ``no_evidence`` when its ``evidence_refs`` are empty
    (``fact.evidence_refs_empty``), when no ref names an existing ``trace_ref`` or an
@@ -16,7 +22,10 @@ the decision. The decision is recomputed from ``facts_checked`` in four steps:
    becomes a critical ``no_evidence`` fact (``verifier.claim_unchecked``).
 2. **Matrix** over the critical facts (after downgrades): any ``contradicted`` → REJECT 0.0;
    no critical fact → LOW_CONFID 0.0; any ``no_evidence`` → LOW_CONFID; all indirect →
-   LOW_CONFID; otherwise (all direct/indirect, at least one direct) → PASS.
+   LOW_CONFID; otherwise (all direct/indirect, at least one direct) → PASS. When the contract
+   has claims, the direct fact must be one about a claim: a fact the verifier adds outside the
+   claims can lower the verdict, never carry it. A claim that rests on runbook guidance
+   (``claim.runbook_binding``) never carries a PASS (``verdict.runbook_only``).
 3. **Score** = mean of direct 1.0, indirect 0.6, no_evidence 0.0 over the critical facts,
    clamped to [0, 1]. It is computed with :class:`fractions.Fraction` (exact, independent of
    summation order) and rounded half-to-even to 4 decimals, so ``(1 + 0.6 + 0) / 3`` is
@@ -30,16 +39,18 @@ earlier one, is an :class:`Override`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from fractions import Fraction
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_diageval.core.claim_support import ClaimCeiling, claim_ceilings
 from pytest_diageval.core.contracts import (
     Claim,
     FactChecked,
     FactVerification,
     GatekeeperResult,
+    ToolInvocation,
     ToolTraceSummaryItem,
     Verdict,
     VerifierOutput,
@@ -47,7 +58,10 @@ from pytest_diageval.core.contracts import (
 from pytest_diageval.core.fact_support import (
     SUPPORTING,
     Override,
+    anchor_to_claims,
+    claim_of,
     downgrade_facts,
+    force_critical,
     incident_evidence_facts,
     unchecked_claims,
 )
@@ -86,6 +100,8 @@ class VerdictDecision(BaseModel):
     # Indexes into ``facts`` that cite incident evidence (see ``incident_evidence_facts``).
     # Only the templates read it: a fact outside every claim is a finding only if listed.
     incident_evidence_facts: list[int] = Field(default_factory=list)
+    # One per executor claim, in contract order: what its own checked bindings can carry.
+    claim_ceilings: list[ClaimCeiling] = Field(default_factory=list)
 
 
 def round_score(value: Fraction | float) -> float:
@@ -104,29 +120,29 @@ def derive_verdict(
     trace_summary: Sequence[ToolTraceSummaryItem],
     session_invocation_ids: Collection[int],
     claims: Sequence[Claim] = (),
+    *,
+    invocations: Sequence[ToolInvocation] = (),
 ) -> VerdictDecision:
     """Decide the verdict from the verifier's fact labels, the trace and the gatekeeper.
 
-    ``claims`` are the executor's structured claims (empty when its output did not parse).
-    Every claim must be checked: one the verifier left out becomes a critical ``no_evidence``
-    fact. A ``negative_observation`` ("未检索到 …") is supported by a completed search that
-    found nothing, and only by that.
+    ``claims`` are the executor's structured claims (empty when its output did not parse);
+    ``invocations`` are the session's rows (a negative observation's subject is checked
+    against what its no-hit searches asked for). Every claim must be checked: one the
+    verifier left out becomes a critical ``no_evidence`` fact.
     """
     overrides: list[Override] = []
     session_ids = frozenset(session_invocation_ids)
+    ceilings = claim_ceilings(claims, gatekeeper, invocations)
     negative_ids = frozenset(c.claim_id for c in claims if c.claim_type == "negative_observation")
-    facts = downgrade_facts(
-        verifier_output.facts_checked,
-        trace_summary,
-        session_ids,
-        negative_ids,
-        overrides,
-    )
+    facts = force_critical(verifier_output.facts_checked, claims, overrides)
+    facts = downgrade_facts(facts, trace_summary, session_ids, negative_ids, overrides)
+    facts = anchor_to_claims(facts, claims, ceilings, trace_summary, overrides)
     facts += unchecked_claims(claims, facts, overrides)
     incident = incident_evidence_facts(facts, trace_summary, session_ids)
-    verdict, score, reason = _matrix([fact for fact in facts if fact.is_critical])
+    about_claims = [claim_of(fact, claims) is not None for fact in facts] if claims else None
+    verdict, score, reason = _matrix(facts, about_claims)
     _record_model_disagreement(verifier_output, verdict, score, reason, overrides)
-    verdict = _runbook_cap(verdict, facts, trace_summary, overrides)
+    verdict = _runbook_cap(verdict, facts, trace_summary, ceilings.values(), overrides)
     verdict, score = _apply_gatekeeper_cap(verdict, score, gatekeeper, overrides)
     return VerdictDecision(
         model_verdict=verifier_output.verdict,
@@ -136,6 +152,7 @@ def derive_verdict(
         facts=facts,
         overrides=overrides,
         incident_evidence_facts=incident,
+        claim_ceilings=list(ceilings.values()),
     )
 
 
@@ -171,8 +188,14 @@ def fallback_decision(reason: str, gatekeeper: GatekeeperResult | None) -> Verdi
 # --------------------------------------------------------------------------- step 2+3
 
 
-def _matrix(critical: Sequence[FactChecked]) -> tuple[Verdict, float, str]:
-    """``(verdict, score, reason)`` from the critical facts after downgrades."""
+def _matrix(
+    facts: Sequence[FactChecked], about_claims: Sequence[bool] | None
+) -> tuple[Verdict, float, str]:
+    """``(verdict, score, reason)`` from the critical facts after downgrades.
+
+    ``about_claims`` (when the contract has claims) flags the facts about a claim: only those
+    can be the direct fact a PASS needs."""
+    critical = [fact for fact in facts if fact.is_critical]
     if not critical:
         return "LOW_CONFID", 0.0, "no critical fact was checked"
     labels = [fact.verification for fact in critical]
@@ -183,6 +206,11 @@ def _matrix(critical: Sequence[FactChecked]) -> tuple[Verdict, float, str]:
         return "LOW_CONFID", score, "a critical fact has no evidence"
     if "direct_evidence" not in labels:
         return "LOW_CONFID", score, "critical facts are only indirectly supported"
+    if about_claims is not None and not any(
+        fact.is_critical and fact.verification == "direct_evidence" and about
+        for fact, about in zip(facts, about_claims, strict=True)
+    ):
+        return "LOW_CONFID", score, "no claim of the contract is directly supported"
     return "PASS", score, "every critical fact is supported and at least one directly"
 
 
@@ -218,13 +246,26 @@ def _runbook_cap(
     verdict: Verdict,
     facts: Sequence[FactChecked],
     trace_summary: Sequence[ToolTraceSummaryItem],
+    ceilings: Iterable[ClaimCeiling],
     overrides: list[Override],
 ) -> Verdict:
-    """A critical fact that rests on runbooks alone is guidance, not an incident fact: it may
-    count as indirect support in the score, but it can never carry a PASS (000: "guidance
-    SHALL NOT be emitted as a current incident fact")."""
+    """A claim that rests on runbook guidance, or a critical fact whose refs reach runbooks
+    alone, is guidance, not an incident fact: it may count as indirect support in the score,
+    but it can never carry a PASS (000: "guidance SHALL NOT be emitted as a current incident
+    fact"; 004: "runbook 内容只能进入 missing_info 或证据收集动作，不能变成 confirmed claim")."""
     if verdict != "PASS":
         return verdict
+    for ceiling in ceilings:
+        if ceiling.runbook:
+            overrides.append(
+                Override(
+                    rule="verdict.runbook_only",
+                    from_value="PASS",
+                    to_value="LOW_CONFID",
+                    reason=f"claim {ceiling.claim_id} rests on runbook guidance: {ceiling.reason}",
+                )
+            )
+            return "LOW_CONFID"
     by_ref = {item.trace_ref: item for item in trace_summary}
     for index, fact in enumerate(facts):
         tools = {

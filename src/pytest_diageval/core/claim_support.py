@@ -1,0 +1,256 @@
+"""Claim ceilings: how far each executor claim can be supported, from its own checked bindings.
+
+The unit the code judges is the executor's claim (seed 004: "Executor 引用证据，Gatekeeper 核对
+引用", "Verifier 判为 PASS 必须基于“真实引用 + 可推导结论”两个条件同时成立"). Before any verifier
+label is read, each claim gets a *ceiling* from the bindings the gatekeeper checked for it; a
+verifier label may lower a claim, never raise it above its ceiling (:mod:`.fact_support`).
+
+================================================  ==================  =============================
+the claim's bindings, as the gatekeeper checked   ceiling             rule
+================================================  ==================  =============================
+none at all (whatever ``support_level`` says)     no_evidence         ``claim.no_bindings``
+none passed                                       no_evidence         ``claim.bindings_failed``
+passed, incident evidence (metrics, logs items)   direct_evidence
+a passed binding on ``lookup_knowledge``          indirect_support    ``claim.runbook_binding``
+positive claim, passed only on no-hit searches    no_evidence         ``claim.no_hit_not_support``
+negative claim, no passed no-hit search        no_evidence      ``claim.negative_without_no_hit``
+negative claim, no-hit of another subject         no_evidence         ``claim.negative_subject``
+``support_level`` lower than the above            that level          ``claim.support_level``
+================================================  ==================  =============================
+
+* A runbook binding caps the claim at indirect and marks it ``runbook``: 004 "runbook 内容只能进入
+  missing_info 或证据收集动作，不能变成 confirmed claim". Such a claim never carries a PASS and no
+  template lists it as confirmed.
+* A no-hit search (a completed call that found nothing, cited by its collection path such as
+  ``$.logs``) supports only a ``negative_observation``, and only about what it searched: every
+  ``*-service`` the claim names must have been searched (or the search covered every service),
+  and the claim must name one of the search's keywords or its alert name when it had any. A
+  no-hit on inventory-service says nothing about order-service.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_diageval.core.contracts import (
+    CheckedBinding,
+    Claim,
+    FactVerification,
+    GatekeeperResult,
+    ToolInvocation,
+)
+from pytest_diageval.core.excerpt_tokens import normalise
+from pytest_diageval.core.gatekeeper_rules import NO_HIT_RAW_PATHS
+
+__all__ = [
+    "INCIDENT_EVIDENCE_TOOLS",
+    "ClaimCeiling",
+    "claim_ceilings",
+    "label_rank",
+]
+
+INCIDENT_EVIDENCE_TOOLS = frozenset({"query_metrics", "query_logs"})
+"""Tools whose output is a fact of this incident (``lookup_knowledge`` is guidance)."""
+
+_RANK: dict[FactVerification, int] = {
+    "contradicted": 0,
+    "no_evidence": 1,
+    "indirect_support": 2,
+    "direct_evidence": 3,
+}
+_SUPPORT_LEVEL_CAP: dict[str, FactVerification] = {
+    "direct": "direct_evidence",
+    "indirect": "indirect_support",
+    "none": "no_evidence",
+}
+_SERVICE_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-service")
+
+
+def label_rank(label: FactVerification) -> int:
+    """Order of support: contradicted < no_evidence < indirect_support < direct_evidence."""
+    return _RANK[label]
+
+
+class ClaimCeiling(BaseModel):
+    """The most a claim's own checked bindings can carry, and why."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    claim_id: str
+    claim_type: str
+    ceiling: FactVerification
+    runbook: bool = False
+    # Invocations the claim bound with a binding that passed the gatekeeper: a verifier fact
+    # about the claim may cite these and nothing else.
+    bound_invocation_ids: list[int] = Field(default_factory=list)
+    rule: str | None = None
+    reason: str
+
+
+def claim_ceilings(
+    claims: Sequence[Claim],
+    gatekeeper: GatekeeperResult,
+    invocations: Iterable[ToolInvocation],
+) -> dict[str, ClaimCeiling]:
+    """One ceiling per claim id (the first claim wins when an id repeats)."""
+    by_id = {row.id: row for row in invocations}
+    rows_by_claim: dict[str, list[CheckedBinding]] = {}
+    for row in gatekeeper.checked_bindings:
+        if row.claim_id is not None and row.source_invocation_id is not None:
+            rows_by_claim.setdefault(row.claim_id, []).append(row)
+    ceilings: dict[str, ClaimCeiling] = {}
+    for claim in claims:
+        if claim.claim_id not in ceilings:
+            rows = rows_by_claim.get(claim.claim_id, [])
+            ceilings[claim.claim_id] = _ceiling(claim, rows, by_id)
+    return ceilings
+
+
+def _ceiling(
+    claim: Claim, rows: Sequence[CheckedBinding], by_id: Mapping[int, ToolInvocation]
+) -> ClaimCeiling:
+    passed = [row for row in rows if row.status == "pass"]
+    bound = sorted({row.source_invocation_id for row in passed if row.source_invocation_id})
+    base = {"claim_id": claim.claim_id, "claim_type": claim.claim_type}
+    if not claim.evidence_bindings:
+        return ClaimCeiling(
+            **base,
+            ceiling="no_evidence",
+            rule="claim.no_bindings",
+            reason=f"claim {claim.claim_id} binds no evidence (support_level"
+            f" {claim.support_level!r} is the executor's word, not evidence)",
+        )
+    if not passed:
+        return ClaimCeiling(
+            **base,
+            ceiling="no_evidence",
+            rule="claim.bindings_failed",
+            reason=f"no binding of claim {claim.claim_id} passed the gatekeeper",
+        )
+    if claim.claim_type == "negative_observation":
+        ceiling = _negative_ceiling(claim, passed, by_id)
+    else:
+        ceiling = _positive_ceiling(claim, passed)
+    ceiling = ceiling.model_copy(update={"bound_invocation_ids": bound})
+    return _apply_support_level(claim, ceiling)
+
+
+def _is_no_hit(row: CheckedBinding) -> bool:
+    """A passed binding that quotes a search's empty result (the gatekeeper passes a
+    collection path only on a completed call that found nothing)."""
+    return row.raw_path is not None and row.raw_path.strip() in NO_HIT_RAW_PATHS.values()
+
+
+def _positive_ceiling(claim: Claim, passed: Sequence[CheckedBinding]) -> ClaimCeiling:
+    base = {"claim_id": claim.claim_id, "claim_type": claim.claim_type}
+    items = [row for row in passed if not _is_no_hit(row)]
+    if not items:
+        return ClaimCeiling(
+            **base,
+            ceiling="no_evidence",
+            rule="claim.no_hit_not_support",
+            reason=f"claim {claim.claim_id} ({claim.claim_type}) cites only searches that"
+            " found nothing; a no-hit supports a negative_observation and nothing else",
+        )
+    if any(row.tool_name not in INCIDENT_EVIDENCE_TOOLS for row in items):
+        return ClaimCeiling(
+            **base,
+            ceiling="indirect_support",
+            runbook=True,
+            rule="claim.runbook_binding",
+            reason=f"claim {claim.claim_id} rests on runbook / knowledge guidance"
+            " (lookup_knowledge); guidance is never a confirmed incident fact",
+        )
+    return ClaimCeiling(
+        **base,
+        ceiling="direct_evidence",
+        reason=f"claim {claim.claim_id} cites incident evidence that passed the gatekeeper",
+    )
+
+
+def _negative_ceiling(
+    claim: Claim, passed: Sequence[CheckedBinding], by_id: Mapping[int, ToolInvocation]
+) -> ClaimCeiling:
+    base = {"claim_id": claim.claim_id, "claim_type": claim.claim_type}
+    ids = [row.source_invocation_id for row in passed if _is_no_hit(row)]
+    searches = [by_id[i] for i in ids if i is not None and i in by_id]
+    if not searches:
+        return ClaimCeiling(
+            **base,
+            ceiling="no_evidence",
+            rule="claim.negative_without_no_hit",
+            reason=f"negative_observation {claim.claim_id} cites no completed search that"
+            " found nothing; only such a search supports \u201c未检索到 \u2026\u201d",
+        )
+    problem = _subject_problem(claim.claim_text, searches)
+    if problem is not None:
+        return ClaimCeiling(**base, ceiling="no_evidence", rule="claim.negative_subject",
+                            reason=f"negative_observation {claim.claim_id}: {problem}")  # fmt: skip
+    return ClaimCeiling(
+        **base,
+        ceiling="direct_evidence",
+        reason=f"negative_observation {claim.claim_id} cites completed no-hit searches of"
+        " what it names",
+    )
+
+
+def _subject_problem(claim_text: str, searches: Sequence[ToolInvocation]) -> str | None:
+    """Why the no-hit searches do not cover the claim's subject; None when they do.
+
+    A search covers the claim when the claim names the service it searched (or it searched
+    every service) and one of its keywords / alert name (when it had any). Every service the
+    claim names must be covered by such a search."""
+    text = normalise(claim_text)
+    covering = [s for s in searches if _covers(s, text)]
+    if not covering:
+        asked = "; ".join(f"invocation {s.id}: {_subject(s)}" for s in searches)
+        return f"none of its no-hit searches was about what it names ({asked})"
+    services = {_param(s, "service") for s in covering}
+    for service in sorted(set(_SERVICE_RE.findall(claim_text.lower()))):
+        if None not in services and service not in services:
+            return f"it names {service}, which none of its no-hit searches looked at"
+    return None
+
+
+def _covers(search: ToolInvocation, text: str) -> bool:
+    service = _param(search, "service")
+    if service is not None and normalise(service) not in text:
+        return False
+    terms = [normalise(term) for term in _search_terms(search)]
+    return not terms or any(term and term in text for term in terms)
+
+
+def _subject(search: ToolInvocation) -> str:
+    service = _param(search, "service") or "every service"
+    return f"{service}, terms {_search_terms(search) or 'none'}"
+
+
+def _param(invocation: ToolInvocation, name: str) -> str | None:
+    value = invocation.input_params.get(name)
+    return value.strip().lower() if isinstance(value, str) and value.strip() else None
+
+
+def _search_terms(invocation: ToolInvocation) -> list[str]:
+    keywords = invocation.input_params.get("keywords")
+    if isinstance(keywords, str):
+        keywords = keywords.split()
+    terms = [k for k in keywords or [] if isinstance(k, str) and k.strip()]
+    alert = _param(invocation, "alert_name")
+    query = _param(invocation, "query")
+    return terms + [t for t in (alert, query) if t]
+
+
+def _apply_support_level(claim: Claim, ceiling: ClaimCeiling) -> ClaimCeiling:
+    own = _SUPPORT_LEVEL_CAP[claim.support_level]
+    if label_rank(own) >= label_rank(ceiling.ceiling):
+        return ceiling
+    return ceiling.model_copy(
+        update={
+            "ceiling": own,
+            "rule": "claim.support_level",
+            "reason": f"claim {claim.claim_id} declares support_level {claim.support_level!r}",
+        }
+    )

@@ -1,0 +1,171 @@
+"""The Composer (004's ``chat_composer``): the final answer says only what was verified.
+
+Deterministic, after the verdict and the route (004: "Composer 只表达 Verifier 允许输出的内容";
+"最终 user_facing_answer 不泄漏 raw JSON、tool raw output 或 Executor 未通过 Verifier 的 claim").
+
+* ``direct`` (PASS): the executor's ``user_facing_answer`` is published **verbatim** only when
+  every statement in it is backed by a used claim (:mod:`.statements`; a statement backed only
+  by an indirectly supported claim must be worded as such), or is framing, or a hedge that
+  confirms and fixes nothing. Otherwise the answer is **composed**: the used claims, numbered
+  (indirect ones marked), then one line saying how much was left out. Nothing else of the
+  executor's prose reaches the user.
+* ``disclaimer`` (LOW_CONFID) and ``degraded`` (REJECT): the fixed **templates** of
+  :mod:`.templates`, filled with the used claims only.
+
+Which claims are used and which dropped (and why) is :func:`.verified_claims.select_claims`.
+Control and bidi-override characters are stripped from every piece of model text. The
+decision is returned as :class:`ComposerOutput`, which ChatService persists in the audit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_diageval.core.contracts import ExecutorContract, GatekeeperResult
+from pytest_diageval.core.fact_support import CLAIM_UNCHECKED_RULE
+from pytest_diageval.core.routing import RouteDecision
+from pytest_diageval.core.statements import (
+    backing_claim,
+    is_hedge,
+    is_neutral,
+    split_statements,
+    strip_control,
+)
+from pytest_diageval.core.templates import (
+    COMPOSED_HEADING,
+    INDIRECT_MARK,
+    NO_DIRECT_ANSWER,
+    assert_no_raw_leak,
+    check_route_matches_verdict,
+    degraded_answer,
+    disclaimer_answer,
+    is_presentable,
+    left_out_line,
+    numbered,
+    section,
+)
+from pytest_diageval.core.verdict import VerdictDecision
+from pytest_diageval.core.verified_claims import (
+    ClaimSelection,
+    DroppedClaim,
+    UsedClaim,
+    answer_facts,
+    select_claims,
+)
+
+__all__ = ["INDIRECT_WORDING", "ComposerOutput", "Composition", "compose_answer"]
+
+INDIRECT_WORDING: tuple[str, ...] = ("间接", "可能", "推测", "迹象", "indirect", "suggest")
+"""A statement backed only by an indirectly supported claim must carry one of these."""
+
+
+class ComposerOutput(BaseModel):
+    """What the composer did, for the audit trail and the ``composer`` expectation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal["valid", "empty"]
+    source: Literal["verbatim", "composed", "template"]
+    route: Literal["direct", "disclaimer", "degraded"]
+    claims_used: list[str] = Field(default_factory=list)
+    claims_dropped: list[DroppedClaim] = Field(default_factory=list)
+    statements_dropped: int = 0
+
+
+@dataclass(frozen=True)
+class Composition:
+    answer: str
+    output: ComposerOutput
+
+
+def compose_answer(
+    route: RouteDecision,
+    *,
+    decision: VerdictDecision,
+    contract: ExecutorContract | None,
+    executor_final_answer: str,
+    gatekeeper: GatekeeperResult,
+) -> Composition:
+    """The user-facing answer for a final route (never ``retry``) and what went into it."""
+    check_route_matches_verdict(route, decision)
+    selection = select_claims(decision, contract, gatekeeper, presentable=is_presentable)
+    executor_answer = contract.user_facing_answer if contract is not None else executor_final_answer
+    if route.action == "direct":
+        composition = _direct(selection, executor_answer)
+    elif route.action in ("disclaimer", "degraded"):
+        findings = [_finding(u) for u in selection.used]
+        findings += answer_facts(decision, contract, executor_answer)
+        unquotable = _unquotable(decision, gatekeeper)
+        if route.action == "disclaimer":
+            answer = disclaimer_answer(decision, findings, unquotable)
+        else:
+            direct = [_finding(u) for u in selection.used if u.label == "direct_evidence"]
+            answer = degraded_answer(decision, contract, gatekeeper, direct, unquotable)
+        composition = _composition(answer, "template", route.action, selection, 0)
+    else:  # check_route_matches_verdict refused "retry" already
+        raise ValueError(f"compose_answer: unknown route {route.action!r}")
+    assert_no_raw_leak(composition.answer)
+    return composition
+
+
+def _direct(selection: ClaimSelection, executor_answer: str) -> Composition:
+    candidate = strip_control(executor_answer).strip()
+    unbacked = [s for s in split_statements(candidate) if not _allowed(s, selection.used)]
+    if selection.used and is_presentable(candidate) and not unbacked:
+        return _composition(candidate, "verbatim", "direct", selection, 0)
+    if not selection.used:
+        return _composition(NO_DIRECT_ANSWER, "composed", "direct", selection, len(unbacked))
+    lines = numbered([_finding(used) for used in selection.used])
+    parts = [section(COMPOSED_HEADING, lines)]
+    left_out = left_out_line(len(unbacked), [d.claim_id for d in selection.dropped])
+    if left_out:
+        parts.append(left_out)
+    return _composition("\n\n".join(parts), "composed", "direct", selection, len(unbacked))
+
+
+def _unquotable(decision: VerdictDecision, gatekeeper: GatekeeperResult) -> set[str]:
+    """Claims whose text no gap line may quote: never checked by the verifier, or citing
+    evidence that failed the gatekeeper (executor text nobody verified, or a forgery)."""
+    unchecked = {
+        decision.facts[o.fact_index].claim_id
+        for o in decision.overrides
+        if o.rule == CLAIM_UNCHECKED_RULE and o.fact_index is not None
+    }
+    failed = {b.claim_id for b in gatekeeper.checked_bindings if b.status == "fail"}
+    return {claim_id for claim_id in unchecked | failed if claim_id is not None}
+
+
+def _allowed(statement: str, used: list[UsedClaim]) -> bool:
+    if is_neutral(statement) or is_hedge(statement):
+        return True
+    direct = [u.source() for u in used if u.label == "direct_evidence"]
+    if backing_claim(statement, direct) is not None:
+        return True
+    indirect = [u.source() for u in used if u.label != "direct_evidence"]
+    worded = any(word in statement.lower() for word in INDIRECT_WORDING)
+    return worded and backing_claim(statement, indirect) is not None
+
+
+def _finding(used: UsedClaim) -> str:
+    return used.text if used.label == "direct_evidence" else f"{INDIRECT_MARK}{used.text}"
+
+
+def _composition(
+    answer: str,
+    source: Literal["verbatim", "composed", "template"],
+    route: Literal["direct", "disclaimer", "degraded"],
+    selection: ClaimSelection,
+    statements_dropped: int,
+) -> Composition:
+    output = ComposerOutput(
+        status="valid" if selection.used else "empty",
+        source=source,
+        route=route,
+        claims_used=[u.claim.claim_id for u in selection.used],
+        claims_dropped=list(selection.dropped),
+        statements_dropped=statements_dropped,
+    )
+    return Composition(answer=answer, output=output)

@@ -1,0 +1,140 @@
+"""Which executor claims an answer may state as findings, and which it must leave out.
+
+A claim is *used* only when everything the code knows agrees: its ceiling (its own bindings,
+:mod:`.claim_support`) is not below indirect and not runbook guidance, no binding of it failed
+the gatekeeper, the verifier checked it and every final label of its facts is direct or
+indirect, and its text is presentable. Every other claim is *dropped* with the reason. A fact
+the verifier added outside the claims is a finding only when it cites incident evidence and
+restates the executor's own answer: one it invented is never listed as confirmed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict
+
+from pytest_diageval.core.contracts import (
+    Claim,
+    ExecutorContract,
+    FactVerification,
+    GatekeeperResult,
+)
+from pytest_diageval.core.fact_support import SUPPORTING, claim_of
+from pytest_diageval.core.statements import (
+    ClaimSource,
+    backing_claim,
+    is_neutral,
+    split_statements,
+    strip_control,
+)
+from pytest_diageval.core.verdict import VerdictDecision
+
+__all__ = ["ClaimSelection", "DroppedClaim", "UsedClaim", "answer_facts", "select_claims"]
+
+
+class DroppedClaim(BaseModel):
+    """A claim the answer leaves out, and why (persisted in ``composer_output``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    claim_id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class UsedClaim:
+    claim: Claim
+    label: FactVerification  # direct_evidence or indirect_support: the weakest final label
+    text: str  # the claim text, control characters stripped
+    evidence_texts: tuple[str, ...]  # what the gatekeeper matched for its passed bindings
+
+    def source(self) -> ClaimSource:
+        return ClaimSource(self.claim.claim_id, self.text, self.evidence_texts)
+
+
+@dataclass
+class ClaimSelection:
+    used: list[UsedClaim] = field(default_factory=list)
+    dropped: list[DroppedClaim] = field(default_factory=list)
+
+
+def select_claims(
+    decision: VerdictDecision,
+    contract: ExecutorContract | None,
+    gatekeeper: GatekeeperResult,
+    *,
+    presentable: Callable[[str], bool],
+) -> ClaimSelection:
+    """Split the contract's claims into used and dropped (contract order, ids unique).
+
+    ``presentable`` is the templates' screen for model text."""
+    selection = ClaimSelection()
+    claims = [] if contract is None else contract.claims
+    seen: set[str] = set()
+    for claim in claims:
+        if claim.claim_id in seen:
+            continue
+        seen.add(claim.claim_id)
+        used, reason = _judge(claim, claims, decision, gatekeeper, presentable)
+        if used is not None:
+            selection.used.append(used)
+        else:
+            selection.dropped.append(DroppedClaim(claim_id=claim.claim_id, reason=reason))
+    return selection
+
+
+def _judge(
+    claim: Claim,
+    claims: Sequence[Claim],
+    decision: VerdictDecision,
+    gatekeeper: GatekeeperResult,
+    presentable: Callable[[str], bool],
+) -> tuple[UsedClaim | None, str]:
+    ceiling = next((c for c in decision.claim_ceilings if c.claim_id == claim.claim_id), None)
+    labels = [f.verification for f in decision.facts if claim_of(f, claims) is claim]
+    rows = [b for b in gatekeeper.checked_bindings if b.claim_id == claim.claim_id]
+    failed = sorted({b.rule or "failed" for b in rows if b.status == "fail"})
+    text = " ".join(strip_control(claim.claim_text).split())
+    if not labels:
+        return None, "the verifier did not check it"
+    weak = [label for label in labels if label not in SUPPORTING]
+    if weak:
+        return None, f"its final label is {weak[0]}"
+    if ceiling is None or ceiling.ceiling not in SUPPORTING:
+        return None, "its bindings carry no evidence" if ceiling is None else ceiling.reason
+    if ceiling.runbook:
+        return None, "it rests on runbook guidance, which is never a confirmed finding"
+    if failed:
+        return None, f"a binding of it failed the gatekeeper ({', '.join(failed)})"
+    if not presentable(text):
+        return None, "its text is not presentable (raw output, a template slot or empty)"
+    label: FactVerification = (
+        "direct_evidence" if all(x == "direct_evidence" for x in labels) else "indirect_support"
+    )
+    evidence = tuple(b.matched_text for b in rows if b.status == "pass" and b.matched_text)
+    return UsedClaim(claim, label, text, evidence), ""
+
+
+def answer_facts(
+    decision: VerdictDecision, contract: ExecutorContract | None, executor_answer: str
+) -> list[str]:
+    """Supported facts outside every claim that may be listed as findings: they cite
+    incident evidence and every statement of them restates the executor's own answer."""
+    claims = [] if contract is None else contract.claims
+    answer = [
+        ClaimSource(f"answer-{number}", statement)
+        for number, statement in enumerate(split_statements(strip_control(executor_answer)))
+    ]
+    incident = set(decision.incident_evidence_facts)
+    texts: list[str] = []
+    for index, fact in enumerate(decision.facts):
+        if fact.verification not in SUPPORTING or index not in incident:
+            continue
+        if claim_of(fact, claims) is not None:
+            continue
+        statements = [s for s in split_statements(strip_control(fact.fact)) if not is_neutral(s)]
+        if statements and all(backing_claim(s, answer) for s in statements):
+            texts.append(fact.fact)
+    return texts
