@@ -20,6 +20,7 @@ from pytest_diageval.harness.checks import (
     CheckOutcome,
     check_answer,
     check_claims,
+    check_composer,
     check_forbidden_keywords,
     check_gatekeeper,
     check_groundedness,
@@ -35,6 +36,7 @@ from pytest_diageval.harness.checks import (
 from pytest_diageval.harness.scenario import (
     EXPECT_KEYS,
     ClaimsExpectation,
+    ComposerExpectation,
     Expect,
     GatekeeperExpectation,
     NoEvidenceRow,
@@ -333,6 +335,7 @@ ONE_OF_EACH: dict[str, Any] = {
     "claims": ClaimsExpectation(min=0),
     "no_evidence": [NO_LOG_HITS],
     "tool_calls": ToolCallsExpectation(max=10),
+    "composer": ComposerExpectation(source="verbatim"),
 }
 
 
@@ -380,3 +383,20 @@ def test_report_is_expected_actual_then_evidence() -> None:
     assert outcome.report() == (
         "expected: PASS\nactual:   REJECT (score 0.0)\ngatekeeper: severity reject"
     )
+
+
+def test_composer(passing: ChatResult, rejected: ChatResult) -> None:
+    # highcpu_pass's answer adds "HighCPUUsage 告警" and "阈值 80%" wording no claim holds.
+    assert check_composer(
+        ComposerExpectation(source="composed", status="valid", claims_used=["c1"]), passing
+    ).passed
+    wrong = check_composer(ComposerExpectation(source="verbatim", claims_dropped=["c1"]), passing)
+    assert not wrong.passed
+    assert wrong.details[:2] == [
+        "source: expected verbatim, got composed",
+        "claims_dropped: missing c1",
+    ]
+    assert wrong.actual.startswith("source=composed, status=valid, claims_used=['c1']")
+    dropped = check_composer(ComposerExpectation(claims_dropped=["c1", "c2"]), rejected)
+    assert dropped.passed
+    assert any(line.startswith("dropped c1: a binding of it failed") for line in dropped.details)

@@ -239,7 +239,8 @@ BAD_FILES = [
         None,
         "expect: required key is missing: list at least one expectation (verdict,"
         " groundedness, rounds, answer, parse_status, gatekeeper, forbidden_keywords,"
-        " required_keywords, answer_forbidden_keywords, claims, no_evidence, tool_calls);"
+        " required_keywords, answer_forbidden_keywords, claims, no_evidence, tool_calls,"
+        " composer);"
         " each is one test item",
     ),
 ]

@@ -97,17 +97,17 @@ def _judge(
     rows = [b for b in gatekeeper.checked_bindings if b.claim_id == claim.claim_id]
     failed = sorted({b.rule or "failed" for b in rows if b.status == "fail"})
     text = " ".join(strip_control(claim.claim_text).split())
+    if failed:
+        return None, f"a binding of it failed the gatekeeper ({', '.join(failed)})"
+    if ceiling is None or ceiling.ceiling not in SUPPORTING:
+        return None, "its bindings carry no evidence" if ceiling is None else ceiling.reason
+    if ceiling.runbook:
+        return None, "it rests on runbook guidance, which is never a confirmed finding"
     if not labels:
         return None, "the verifier did not check it"
     weak = [label for label in labels if label not in SUPPORTING]
     if weak:
         return None, f"its final label is {weak[0]}"
-    if ceiling is None or ceiling.ceiling not in SUPPORTING:
-        return None, "its bindings carry no evidence" if ceiling is None else ceiling.reason
-    if ceiling.runbook:
-        return None, "it rests on runbook guidance, which is never a confirmed finding"
-    if failed:
-        return None, f"a binding of it failed the gatekeeper ({', '.join(failed)})"
     if not presentable(text):
         return None, "its text is not presentable (raw output, a template slot or empty)"
     label: FactVerification = (

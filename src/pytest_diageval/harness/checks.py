@@ -10,20 +10,18 @@ compact evidence a reviewer needs to judge the failure (tables, not JSON walls).
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
-
-from pydantic import BaseModel
+from typing import Any
 
 from pytest_diageval.agents.results import ChatResult, RoundResult
 from pytest_diageval.core.contracts import ToolInvocation, Verdict
 from pytest_diageval.harness import _evidence as ev
+from pytest_diageval.harness.outcome import CheckOutcome, describe_expected, needs_rounds
 from pytest_diageval.harness.scenario import (
     EXPECT_KEYS,
     ClaimsExpectation,
+    ComposerExpectation,
     Expect,
     GatekeeperExpectation,
     NoEvidenceRow,
@@ -38,6 +36,7 @@ __all__ = [
     "check_answer",
     "check_answer_forbidden_keywords",
     "check_claims",
+    "check_composer",
     "check_forbidden_keywords",
     "check_gatekeeper",
     "check_groundedness",
@@ -53,57 +52,6 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class CheckOutcome:
-    """The result of one check: ``details`` are short lines of evidence for a reviewer."""
-
-    passed: bool
-    expected: str
-    actual: str
-    details: list[str] = field(default_factory=list)
-
-    def report(self) -> str:
-        """Expected, actual and the evidence, as a few plain lines for a failure report."""
-        lines = [f"expected: {self.expected}", f"actual:   {self.actual}"]
-        return "\n".join([*lines, *self.details])
-
-
-def describe_expected(value: Any) -> str:
-    """An expectation in one line: ``min=0.0, max=0.49``, ``[query_logs]``, ``LOW_CONFID``."""
-    if isinstance(value, BaseModel):
-        given = [name for name in type(value).model_fields if name in value.model_fields_set]
-        return ", ".join(f"{name}={describe_expected(getattr(value, name))}" for name in given)
-    if isinstance(value, list):
-        inner = "; ".join if value and isinstance(value[0], BaseModel) else ", ".join
-        return f"[{inner(describe_expected(item) for item in value)}]"
-    if isinstance(value, bool):
-        return str(value).lower()
-    return str(value)
-
-
-E = TypeVar("E")
-Check = Callable[[E, ChatResult], CheckOutcome]
-
-
-def _needs_rounds(check: Check[E]) -> Check[E]:
-    """A session that errored or ran no round fails the check, whatever it expects."""
-
-    @functools.wraps(check)
-    def guarded(expected: E, result: ChatResult) -> CheckOutcome:
-        if result.status == "error":
-            return CheckOutcome(
-                False,
-                describe_expected(expected),
-                f"session error: {result.error or 'no message'}",
-                [f"rounds completed before the error: {len(result.rounds)}"],
-            )
-        if not result.rounds:
-            return CheckOutcome(False, describe_expected(expected), "the session ran no round")
-        return check(expected, result)
-
-    return guarded
-
-
 def _last(result: ChatResult) -> RoundResult:
     return result.rounds[-1]
 
@@ -116,7 +64,7 @@ def _decision_details(result: ChatResult) -> list[str]:
     return [*ev.route_lines(result), *ev.decision_lines(_last(result))]
 
 
-@_needs_rounds
+@needs_rounds
 def check_verdict(expected: VerdictExpectation, result: ChatResult) -> CheckOutcome:
     """The final derived verdict is the expected one (or one of the expected list)."""
     allowed: list[Verdict] = expected if isinstance(expected, list) else [expected]
@@ -125,7 +73,7 @@ def check_verdict(expected: VerdictExpectation, result: ChatResult) -> CheckOutc
     return CheckOutcome(result.final_verdict in allowed, want, actual, _decision_details(result))
 
 
-@_needs_rounds
+@needs_rounds
 def check_groundedness(expected: ScoreRange, result: ChatResult) -> CheckOutcome:
     """The final derived score lies in the inclusive range."""
     score = result.final_score
@@ -139,14 +87,14 @@ def check_groundedness(expected: ScoreRange, result: ChatResult) -> CheckOutcome
     )
 
 
-@_needs_rounds
+@needs_rounds
 def check_rounds(expected: int, result: ChatResult) -> CheckOutcome:
     """The number of verifier rounds run."""
     actual = len(result.rounds)
     return CheckOutcome(actual == expected, str(expected), str(actual), ev.route_lines(result))
 
 
-@_needs_rounds
+@needs_rounds
 def check_answer(expected: str, result: ChatResult) -> CheckOutcome:
     """The kind of final answer: direct, disclaimer or degraded."""
     details = [*ev.route_lines(result), f"final answer: {ev.shorten(result.final_answer, 200)}"]
@@ -154,7 +102,7 @@ def check_answer(expected: str, result: ChatResult) -> CheckOutcome:
     return CheckOutcome(actual == expected, expected, actual, details)
 
 
-@_needs_rounds
+@needs_rounds
 def check_parse_status(expected: str, result: ChatResult) -> CheckOutcome:
     """The last round's executor output parse status."""
     details = [
@@ -178,7 +126,7 @@ def _set_difference(name: str, expected: Sequence[str], actual: Sequence[str]) -
     return [f"{name}: {'; '.join(parts)}"] if parts else []
 
 
-@_needs_rounds
+@needs_rounds
 def check_gatekeeper(expected: GatekeeperExpectation, result: ChatResult) -> CheckOutcome:
     """The last round's gatekeeper: exact severity and rules, or rules that must be among them."""
     gate = _last(result).gatekeeper
@@ -231,7 +179,7 @@ def _keyword_hits(expected: list[str], sources: list[tuple[str, str]]) -> tuple[
     return hits, ", ".join(found)
 
 
-@_needs_rounds
+@needs_rounds
 def check_forbidden_keywords(expected: list[str], result: ChatResult) -> CheckOutcome:
     """No keyword occurs in any claim_text of any round, nor in the final answer."""
     claims = _claim_texts(result)
@@ -250,7 +198,7 @@ def check_forbidden_keywords(expected: list[str], result: ChatResult) -> CheckOu
     )
 
 
-@_needs_rounds
+@needs_rounds
 def check_answer_forbidden_keywords(expected: list[str], result: ChatResult) -> CheckOutcome:
     """No keyword occurs in the final answer (the model's claims may say what they like)."""
     answer = result.final_answer
@@ -264,7 +212,7 @@ def check_answer_forbidden_keywords(expected: list[str], result: ChatResult) -> 
     )
 
 
-@_needs_rounds
+@needs_rounds
 def check_required_keywords(expected: list[str], result: ChatResult) -> CheckOutcome:
     """Every keyword occurs in the final answer."""
     answer = result.final_answer
@@ -286,7 +234,7 @@ def check_required_keywords(expected: list[str], result: ChatResult) -> CheckOut
 # --------------------------------------------------------------------------- claims
 
 
-@_needs_rounds
+@needs_rounds
 def check_claims(expected: ClaimsExpectation, result: ChatResult) -> CheckOutcome:
     """The last round's contract: claim count within bounds, every claim of an allowed type."""
     last = _last(result)
@@ -325,7 +273,7 @@ def _row_matches(expected: NoEvidenceRow, row: ToolInvocation) -> bool:
     return all(value is None or values[name] == value for name, value in wanted.items())
 
 
-@_needs_rounds
+@needs_rounds
 def check_no_evidence(expected: list[NoEvidenceRow], result: ChatResult) -> CheckOutcome:
     """For each expected row, some invocation of that tool has all the given values."""
     details: list[str] = []
@@ -350,7 +298,7 @@ def check_no_evidence(expected: list[NoEvidenceRow], result: ChatResult) -> Chec
     return CheckOutcome(not unmatched, describe_expected(expected), actual, details)
 
 
-@_needs_rounds
+@needs_rounds
 def check_tool_calls(expected: ToolCallsExpectation, result: ChatResult) -> CheckOutcome:
     """The executor's tool calls over all rounds, by name: included, excluded, how many."""
     calls = [(r.round, call) for r in result.rounds for call in r.tool_calls]
@@ -364,6 +312,34 @@ def check_tool_calls(expected: ToolCallsExpectation, result: ChatResult) -> Chec
     listing = ev.tool_call_lines(calls)
     actual = f"{len(calls)} call(s): {', '.join(names) or 'none'}"
     return CheckOutcome(not problems, describe_expected(expected), actual, [*problems, *listing])
+
+
+# --------------------------------------------------------------------------- composer
+
+
+@needs_rounds
+def check_composer(expected: ComposerExpectation, result: ChatResult) -> CheckOutcome:
+    """What the composer published: source, status, the claims used and dropped."""
+    output = result.composer_output
+    if output is None:
+        return CheckOutcome(False, describe_expected(expected), "no composer output recorded")
+    problems: list[str] = []
+    for name in ("source", "status", "statements_dropped"):
+        want = getattr(expected, name)
+        if want is not None and getattr(output, name) != want:
+            problems.append(f"{name}: expected {want}, got {getattr(output, name)}")
+    dropped = [d.claim_id for d in output.claims_dropped]
+    if expected.claims_used is not None:
+        problems += _set_difference("claims_used", expected.claims_used, output.claims_used)
+    if expected.claims_dropped is not None:
+        problems += _set_difference("claims_dropped", expected.claims_dropped, dropped)
+    actual = (
+        f"source={output.source}, status={output.status}, claims_used={output.claims_used},"
+        f" claims_dropped={dropped}, statements_dropped={output.statements_dropped}"
+    )
+    reasons = [f"dropped {d.claim_id}: {d.reason}" for d in output.claims_dropped]
+    details = [*problems, *reasons, f"final answer: {ev.shorten(result.final_answer, 200)}"]
+    return CheckOutcome(not problems, describe_expected(expected), actual, details)
 
 
 # --------------------------------------------------------------------------- registry
@@ -381,6 +357,7 @@ CHECKS: dict[str, Callable[[Any, ChatResult], CheckOutcome]] = {
     "claims": check_claims,
     "no_evidence": check_no_evidence,
     "tool_calls": check_tool_calls,
+    "composer": check_composer,
 }
 # Every expect key has exactly one evaluator; this fails at import if the two drift apart.
 assert tuple(CHECKS) == EXPECT_KEYS, "CHECKS must list exactly the Expect keys, in order"

@@ -41,6 +41,7 @@ __all__ = [
     "RESERVED_TAGS",
     "TAG_PATTERN",
     "ClaimsExpectation",
+    "ComposerExpectation",
     "EvidenceTool",
     "Expect",
     "GatekeeperExpectation",
@@ -226,6 +227,39 @@ class ToolCallsExpectation(_Strict):
         return self
 
 
+class ComposerExpectation(_Strict):
+    """What the composer published (最终回答的组成)."""
+
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+
+    source: Literal["verbatim", "composed", "template"] | None = Field(
+        None,
+        description="verbatim: the executor's user_facing_answer as is; composed: built from"
+        " the verified claims; template: the disclaimer / degraded template.",
+    )
+    status: Literal["valid", "empty"] | None = Field(
+        None, description="valid: at least one verified claim was used; empty: none."
+    )
+    claims_used: list[str] | None = Field(
+        None, description="Exact set of claim ids the answer states as findings."
+    )
+    claims_dropped: list[str] | None = Field(
+        None, description="Exact set of claim ids the answer leaves out (reasons are shown)."
+    )
+    statements_dropped: _Count | None = Field(
+        None, description="Statements of user_facing_answer no verified claim backs."
+    )
+
+    @model_validator(mode="after")
+    def _check_something(self) -> Self:
+        _require_any(
+            self, ("source", "status", "claims_used", "claims_dropped", "statements_dropped")
+        )
+        _no_duplicates(self.claims_used, "claims_used")
+        _no_duplicates(self.claims_dropped, "claims_dropped")
+        return self
+
+
 class Expect(_Strict):
     """What the run must show. Every key present becomes its own pytest item."""
 
@@ -261,6 +295,7 @@ class Expect(_Strict):
         None, description="Per evidence tool: a row with these no-evidence semantics exists."
     )
     tool_calls: ToolCallsExpectation | None = None
+    composer: ComposerExpectation | None = None
 
     @field_validator("verdict")
     @classmethod

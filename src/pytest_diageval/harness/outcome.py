@@ -1,0 +1,65 @@
+"""The outcome of one expectation check, and the helpers every evaluator shares."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from pytest_diageval.agents.results import ChatResult
+
+__all__ = ["CheckOutcome", "describe_expected", "needs_rounds"]
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """The result of one check: ``details`` are short lines of evidence for a reviewer."""
+
+    passed: bool
+    expected: str
+    actual: str
+    details: list[str] = field(default_factory=list)
+
+    def report(self) -> str:
+        """Expected, actual and the evidence, as a few plain lines for a failure report."""
+        lines = [f"expected: {self.expected}", f"actual:   {self.actual}"]
+        return "\n".join([*lines, *self.details])
+
+
+def describe_expected(value: Any) -> str:
+    """An expectation in one line: ``min=0.0, max=0.49``, ``[query_logs]``, ``LOW_CONFID``."""
+    if isinstance(value, BaseModel):
+        given = [name for name in type(value).model_fields if name in value.model_fields_set]
+        return ", ".join(f"{name}={describe_expected(getattr(value, name))}" for name in given)
+    if isinstance(value, list):
+        inner = "; ".join if value and isinstance(value[0], BaseModel) else ", ".join
+        return f"[{inner(describe_expected(item) for item in value)}]"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+E = TypeVar("E")
+Check = Callable[[E, ChatResult], CheckOutcome]
+
+
+def needs_rounds(check: Check[E]) -> Check[E]:
+    """A session that errored or ran no round fails the check, whatever it expects."""
+
+    @functools.wraps(check)
+    def guarded(expected: E, result: ChatResult) -> CheckOutcome:
+        if result.status == "error":
+            return CheckOutcome(
+                False,
+                describe_expected(expected),
+                f"session error: {result.error or 'no message'}",
+                [f"rounds completed before the error: {len(result.rounds)}"],
+            )
+        if not result.rounds:
+            return CheckOutcome(False, describe_expected(expected), "the session ran no round")
+        return check(expected, result)
+
+    return guarded
