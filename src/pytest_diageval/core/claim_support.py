@@ -22,10 +22,11 @@ negative claim, no-hit of another subject         no_evidence         ``claim.ne
   missing_info 或证据收集动作，不能变成 confirmed claim". Such a claim never carries a PASS and no
   template lists it as confirmed.
 * A no-hit search (a completed call that found nothing, cited by its collection path such as
-  ``$.logs``) supports only a ``negative_observation``, and only about what it searched: every
-  ``*-service`` the claim names must have been searched (or the search covered every service),
-  and the claim must name one of the search's keywords or its alert name when it had any. A
-  no-hit on inventory-service says nothing about order-service.
+  ``$.logs``) supports only a ``negative_observation``, and only about what it searched: each
+  cited search must be about what the claim names (the claim names the service it searched,
+  unless it searched every service, and one of its keywords or its alert name when it had
+  any), and every ``*-service`` the claim names must have been searched. A no-hit on
+  inventory-service says nothing about order-service.
 """
 
 from __future__ import annotations
@@ -201,14 +202,17 @@ def _subject_problem(claim_text: str, searches: Sequence[ToolInvocation]) -> str
     """Why the no-hit searches do not cover the claim's subject; None when they do.
 
     A search covers the claim when the claim names the service it searched (or it searched
-    every service) and one of its keywords / alert name (when it had any). Every service the
-    claim names must be covered by such a search."""
+    every service) and one of its keywords / alert name (when it had any). Every cited search
+    must cover the claim (a no-hit about something else is no citation for it), and every
+    service the claim names must have been searched."""
     text = normalise(claim_text)
-    covering = [s for s in searches if _covers(s, text)]
-    if not covering:
-        asked = "; ".join(f"invocation {s.id}: {_subject(s)}" for s in searches)
-        return f"none of its no-hit searches was about what it names ({asked})"
-    services = {_param(s, "service") for s in covering}
+    for search in searches:
+        if not _covers(search, text):
+            return (
+                f"invocation {search.id} searched {_subject(search)}, which is not what the"
+                " claim names"
+            )
+    services = {_param(s, "service") for s in searches}
     for service in sorted(set(_SERVICE_RE.findall(claim_text.lower()))):
         if None not in services and service not in services:
             return f"it names {service}, which none of its no-hit searches looked at"
