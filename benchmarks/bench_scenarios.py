@@ -135,9 +135,16 @@ def script(shape: Shape) -> list[dict[str, Any]]:
             {"stage": "executor", "tool_calls": [{"name": name, "arguments": arguments}]}
             for name, arguments in tool_turns
         ),
-        {"stage": "executor", "content": {"claims": [claim], "user_facing_answer": text}},
+        {"stage": "executor", "content": _contract(claim, text)},
         {"stage": "verifier", "content": {**verifier, "facts_checked": [fact], "rationale": "ok"}},
     ]
+
+
+def _contract(claim: dict[str, Any], text: str) -> dict[str, Any]:
+    """The executor's contract with the seven top-level fields 000 requires."""
+    empty: dict[str, Any] = {"hypotheses": [], "recommended_actions": [], "missing_info": []}
+    summary = {"answer_version": "2", "diagnosis_summary": text}
+    return {**summary, "claims": [claim], **empty, "user_facing_answer": text}
 
 
 def scenario_document(shape: Shape, scenario_id: str, *, scripted: bool) -> dict[str, Any]:

@@ -26,6 +26,8 @@ SCRIPT = [
     {
         "stage": "executor",
         "content": {
+            "answer_version": "2",
+            "diagnosis_summary": NEGATIVE,
             "claims": [
                 {
                     "claim_id": "claim-1",
@@ -41,6 +43,9 @@ SCRIPT = [
                     ],
                 }
             ],
+            "hypotheses": [],
+            "recommended_actions": [],
+            "missing_info": [],
             "user_facing_answer": NEGATIVE,
         },
     },

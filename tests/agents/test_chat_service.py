@@ -55,6 +55,8 @@ def contract(*bindings: dict[str, Any], text: str = CLAIM) -> dict[str, Any]:
                 "evidence_bindings": list(bindings),
             }
         ],
+        "hypotheses": [],
+        "recommended_actions": [],
         "missing_info": [
             {"info_id": "missing-1", "description": "缺少堆 dump，无法确认内存泄漏。"}
         ],

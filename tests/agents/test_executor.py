@@ -16,9 +16,10 @@ from pytest_diageval.core.recorder import ToolInvocationRecorder
 from pytest_diageval.core.store import Store
 from pytest_diageval.core.tools import Toolbox
 from pytest_diageval.core.world import default_world
+from support.contracts import contract
 
-CONTRACT = {
-    "claims": [
+CONTRACT = contract(
+    [
         {
             "claim_id": "claim-1",
             "claim_type": "negative_observation",
@@ -26,8 +27,8 @@ CONTRACT = {
             "support_level": "none",
         }
     ],
-    "user_facing_answer": "未检索到 inventory-service 的 HikariCP 连接池耗尽日志。",
-}
+    user_facing_answer="未检索到 inventory-service 的 HikariCP 连接池耗尽日志。",
+)
 LOGS = {
     "name": "query_logs",
     "arguments": {"service": "inventory-service", "keywords": ["HikariCP"]},

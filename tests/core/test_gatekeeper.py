@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from pytest_diageval.core.contracts import (
     CheckedBinding,
     EvidenceRef,
-    ExecutorContract,
     GatekeeperResult,
     RetrievalDetails,
     RuleMessage,
@@ -22,6 +22,7 @@ from pytest_diageval.core.recorder import ToolInvocationRecorder, extract_eviden
 from pytest_diageval.core.store import Store
 from pytest_diageval.core.tools import Toolbox
 from pytest_diageval.core.world import default_world
+from support.contracts import parsed_contract
 
 NOW = "2026-07-08T11:17:00+08:00"
 SESSION, OTHER_SESSION = "s1", "s2"
@@ -66,9 +67,7 @@ class Evidence:
     def check(
         self, *claims: dict[str, Any], actions: tuple[dict[str, Any], ...] = ()
     ) -> GatekeeperResult:
-        contract = ExecutorContract.model_validate(
-            {"claims": list(claims), "recommended_actions": list(actions)}
-        )
+        contract = parsed_contract(list(claims), recommended_actions=list(actions))
         return Gatekeeper(self.store).check(contract, SESSION)
 
 
@@ -437,16 +436,11 @@ def test_excerpt_missing_is_low_confid(evidence: Evidence, excerpt: str | None) 
     )
 
 
-def test_invocation_missing_without_id_or_tool(evidence: Evidence) -> None:
-    result = evidence.check(_claim("claim-1", _binding(None, tool=None)))
-    _assert_single_failure(
-        result,
-        "low_confid",
-        "evidence.invocation_missing",
-        "claim claim-1, binding 1: source_invocation_id is missing and no tool_name to"
-        " backfill it from",
-    )
-    assert result.warnings == []
+def test_a_binding_without_tool_name_never_reaches_the_gatekeeper(evidence: Evidence) -> None:
+    # 004's binding table marks tool_name 必填: such a contract does not parse (the session
+    # then records executor.parse_failed), so backfill always has a tool to go by.
+    with pytest.raises(ValidationError, match=r"claims\.0\.evidence_bindings\.0\.tool_name"):
+        evidence.check(_claim("claim-1", _binding(None, tool=None)))
 
 
 def test_a_legacy_id_list_of_one_is_a_normal_citation(evidence: Evidence) -> None:
@@ -536,7 +530,7 @@ def test_no_backfill_when_the_tool_has_two_candidates(evidence: Evidence) -> Non
 def test_no_backfill_from_another_sessions_rows(evidence: Evidence) -> None:
     # s2 has a query_metrics row too; only s1's single candidate may be used
     result = Gatekeeper(evidence.store).check(
-        ExecutorContract.model_validate({"claims": [_claim("claim-1", _binding(None))]}),
+        parsed_contract([_claim("claim-1", _binding(None))]),
         OTHER_SESSION,
     )
     assert _only_row(result).source_invocation_id == evidence.foreign_metrics
@@ -668,7 +662,7 @@ def test_refs_built_by_the_recorder_from_real_tool_output_are_checked() -> None:
         _claim("claim-2", _log_binding(logs.invocation_id, memory_log.raw_path, LOG_EXCERPT)),
         _claim("claim-3", _log_binding(logs.invocation_id, hikari_log.raw_path, flipped)),
     ]
-    contract = ExecutorContract.model_validate({"claims": claims})
+    contract = parsed_contract(claims)
     result = Gatekeeper(store).check(contract, SESSION)
     assert [(row.status, row.rule) for row in result.checked_bindings] == [
         ("pass", None),
@@ -702,7 +696,7 @@ def test_a_true_quote_from_the_end_of_a_long_item_passes() -> None:
     logs = ToolInvocationRecorder(store, toolbox, SESSION).call("query_logs", {}, round=1)
     quote = "final: old gen occupancy 97.5% after Full GC 128"
     binding = _log_binding(logs.invocation_id, "$.logs[0]", quote)
-    contract = ExecutorContract.model_validate({"claims": [_claim("claim-1", binding)]})
+    contract = parsed_contract([_claim("claim-1", binding)])
     result = Gatekeeper(store).check(contract, SESSION)
     row = _only_row(result)
     assert (row.status, row.grade, row.rule, row.matched_text) == ("pass", "none", None, quote)

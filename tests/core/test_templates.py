@@ -58,6 +58,7 @@ def _binding(invocation: int, path: str, excerpt: str) -> dict[str, object]:
 
 CONTRACT = ExecutorContract.model_validate(
     {
+        "answer_version": "2",
         "diagnosis_summary": "order-service 内存告警",
         "claims": [
             {

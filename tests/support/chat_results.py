@@ -21,6 +21,7 @@ from pytest_diageval.core.tools import Toolbox
 from pytest_diageval.core.trace_summary import ToolTraceSummaryService
 from pytest_diageval.core.verdict import derive_verdict, fallback_decision
 from pytest_diageval.core.world import default_world
+from support.contracts import contract as full_contract
 
 __all__ = [
     "SESSION",
@@ -158,6 +159,7 @@ def fact(
         "claim_id": claim_id,
         "is_critical": critical,
         "verification": verification,
+        "detail": f"labelled {verification}",
         "evidence_refs": refs,
     }
 
@@ -178,8 +180,8 @@ def highcpu_pass() -> ChatResult:
     run.call("query_metrics", service="payment-service")
     run.call("get_current_time")
     excerpt = "CPU usage 92% on payment-service"
-    contract = {
-        "claims": [
+    contract = full_contract(
+        [
             {
                 "claim_id": "c1",
                 "claim_type": "observation",
@@ -187,8 +189,8 @@ def highcpu_pass() -> ChatResult:
                 "evidence_bindings": [binding(1, "$.alerts[0]", excerpt, "query_metrics")],
             }
         ],
-        "user_facing_answer": "已确认：payment-service 的 HighCPUUsage 告警，CPU 92%，阈值 80%。",
-    }
+        user_facing_answer="已确认：payment-service 的 HighCPUUsage 告警，CPU 92%，阈值 80%。",
+    )
     facts = fact("payment-service CPU 92% 超过阈值 80%", "direct_evidence", [1], claim_id="c1")
     run.finish_round(contract, verifier("PASS", 1.0, facts))
     return run.result()
@@ -197,8 +199,8 @@ def highcpu_pass() -> ChatResult:
 def hikaricp_negative() -> ChatResult:
     """Matrix 5: no HikariCP evidence on inventory-service; LOW_CONFID 0.0, retried once."""
     run = Run("请确认 inventory-service 是否存在 HikariCP 连接池耗尽，只确认这一件事。")
-    contract = {
-        "claims": [
+    contract = full_contract(
+        [
             {
                 "claim_id": "c1",
                 "claim_type": "negative_observation",
@@ -206,8 +208,8 @@ def hikaricp_negative() -> ChatResult:
                 "support_level": "none",
             }
         ],
-        "user_facing_answer": "未检索到 inventory-service 的 HikariCP 连接池证据。",
-    }
+        user_facing_answer="未检索到 inventory-service 的 HikariCP 连接池证据。",
+    )
     gap = fact("inventory-service 存在 HikariCP 连接池耗尽", "no_evidence", [])
     run.call("query_logs", service="inventory-service", keywords=["HikariCP"])
     run.finish_round(contract, verifier("LOW_CONFID", 0.0, gap))
@@ -221,8 +223,8 @@ def forged_reject() -> ChatResult:
     run = Run("payment-service CPU 高的原因是什么？")
     run.call("query_metrics", service="payment-service")
     run.call("query_logs", service="order-service", keywords=["HikariCP"])
-    contract = {
-        "claims": [
+    contract = full_contract(
+        [
             {
                 "claim_id": "c1",
                 "claim_type": "root_cause",
@@ -238,8 +240,8 @@ def forged_reject() -> ChatResult:
                 ],
             },
         ],
-        "user_facing_answer": "根因是 HikariPool 连接池耗尽。",
-    }
+        user_facing_answer="根因是 HikariPool 连接池耗尽。",
+    )
     facts = fact("payment-service CPU 高由连接池耗尽导致", "direct_evidence", [1, 2], claim_id="c1")
     run.finish_round(contract, verifier("PASS", 0.95, facts))
     return run.result()

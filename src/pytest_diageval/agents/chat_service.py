@@ -11,7 +11,9 @@ The model-driven agents do the talking; the deterministic core decides. Per roun
 
 Everything is persisted as it happens: agent steps, tool rows, ``verifier_evaluation`` and
 ``rule_evaluation``. An LLM that answers nothing usable ends the session as an error in the
-store: never an unhandled traceback, never a PASS.
+store: never an unhandled traceback, never a PASS. No model output makes ``run`` raise (an
+absurd id or path is a gatekeeper reject); should a bug raise anyway, the session row is
+closed with ``status="error"`` before the exception propagates.
 """
 
 from __future__ import annotations
@@ -81,9 +83,17 @@ class ChatService:
         rounds: list[RoundResult] = []
         try:
             self._run_rounds(session, rounds)
+            return self._complete(session, rounds)
         except LLMUnavailable as exc:
             return self._fail(session, rounds, f"LLM unavailable: {exc}")
-        return self._complete(session, rounds)
+        except Exception as exc:
+            # Model output is graded, never fatal; reaching here is a bug. It stays loud (the
+            # exception propagates), but the session row is closed with a status first.
+            message = f"internal error: {type(exc).__name__}: {exc}"
+            self.store.finish_session(
+                session_id, status="error", now=now, error_message=message[:2000]
+            )
+            raise
 
     # ------------------------------------------------------------------ rounds
 

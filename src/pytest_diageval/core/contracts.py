@@ -3,14 +3,18 @@
 Field names are exactly those of the seeds (``../shared/seeds``); ``004_…`` wins where
 it differs from ``000_…``. Models that a language model produces (executor contract,
 verifier output, plan) ignore unknown keys, so that a chatty model still parses, but
-validate every key they know. Models the code produces are strict (``extra="forbid"``).
+validate every key they know, and require what the seeds mark required (000: the seven
+top-level fields of the contract; 004: ``tool_name`` on every binding). Their integers are
+strict: a JSON ``true``, ``1.0`` or ``"1"`` is not invocation 1 (lax pydantic would coerce
+each), and no range is imposed here: an id no session can hold is the gatekeeper's to
+reject. Models the code produces are strict (``extra="forbid"``).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, model_validator
 
 __all__ = [
     "EVIDENCE_TOOLS",
@@ -76,19 +80,20 @@ class _CodeOutput(BaseModel):
 class EvidenceBinding(_ModelOutput):
     """One citation: which invocation, where in its output, and the quoted text.
 
-    The newest design (``004_…``) cites ``source_invocation_id`` + ``raw_path``. The
-    older shape (``source_type``, ``source_id``, ``source_invocation_ids``) is accepted and
-    normalised: a one-element id list becomes ``source_invocation_id``. Nothing missing is
-    invented here; the gatekeeper grades what is missing.
+    The newest design (``004_…``) cites ``source_invocation_id`` + ``raw_path``; its binding
+    table marks ``tool_name`` 必填, so a binding without one does not parse. The older shape
+    (``source_type``, ``source_id``, ``source_invocation_ids``) is accepted and normalised: a
+    one-element id list becomes ``source_invocation_id``. Nothing else missing is invented
+    here; the gatekeeper grades what is missing.
     """
 
-    tool_name: str | None = None
-    source_invocation_id: int | None = None
+    tool_name: str
+    source_invocation_id: StrictInt | None = None
     raw_path: str | None = None
     evidence_excerpt: str | None = None
     source_type: str | None = None
     source_id: str | None = None
-    source_invocation_ids: list[int] | None = None
+    source_invocation_ids: list[StrictInt] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -146,15 +151,20 @@ class RecommendedAction(_ModelOutput):
 
 
 class ExecutorContract(_ModelOutput):
-    """The executor's evidence-attribution contract (its final message)."""
+    """The executor's evidence-attribution contract (its final message).
 
-    answer_version: str = "2"
-    diagnosis_summary: str = ""
+    000: the final output "SHALL contain ``answer_version``, ``diagnosis_summary``,
+    ``claims``, ``hypotheses``, ``recommended_actions``, ``missing_info``, and
+    ``user_facing_answer``": all seven are required (an empty list or string is a value).
+    """
+
+    answer_version: str
+    diagnosis_summary: str
     claims: list[Claim]
-    hypotheses: list[Hypothesis] = Field(default_factory=list)
-    recommended_actions: list[RecommendedAction] = Field(default_factory=list)
-    missing_info: list[MissingInfo] = Field(default_factory=list)
-    user_facing_answer: str = ""
+    hypotheses: list[Hypothesis]
+    recommended_actions: list[RecommendedAction]
+    missing_info: list[MissingInfo]
+    user_facing_answer: str
 
 
 class ParseStatus(_CodeOutput):
@@ -252,7 +262,7 @@ class GatekeeperResult(_CodeOutput):
 
 class FactEvidenceRef(_ModelOutput):
     trace_ref: str
-    source_invocation_ids: list[int] = Field(default_factory=list)
+    source_invocation_ids: list[StrictInt] = Field(default_factory=list)
 
 
 class FactChecked(_ModelOutput):
@@ -266,8 +276,8 @@ class FactChecked(_ModelOutput):
 
 class VerifierOutput(_ModelOutput):
     verdict: Verdict
-    groundedness_score: float = Field(ge=0.0, le=1.0)
-    critical_fact_count: int = Field(ge=0)
+    groundedness_score: StrictFloat = Field(ge=0.0, le=1.0)
+    critical_fact_count: StrictInt = Field(ge=0)
     facts_checked: list[FactChecked]
     rationale: str
 

@@ -12,7 +12,11 @@ in the session. Only the id is filled, never ``raw_path``; a warning
 ``evidence.invocation_auto_backfill`` is always recorded. When a raw path was given, the
 normal checks run, so a forged path or excerpt still rejects.
 
-A binding without ``tool_name`` is not graded for it: the id names the tool. ``status`` is
+Every binding names its ``tool_name`` (the contract requires it). Model numbers are taken
+as they come and never converted blindly: an id outside SQLite's integer range is simply not
+in the store (``evidence.invocation_ref``), and a raw-path index is ASCII digits compared as
+text (full-width or Arabic-Indic digits are malformed; a 5,000-digit index is no ref), so no
+contract can make the check raise. ``status`` is
 ``pass`` only when no row failed; ``severity`` is the worst grade (reject > low_confid > none);
 ``failed_rules`` are unique in first-seen order; ``errors`` hold one message per failed row.
 ``matched_text`` is the system-side text: the matched span on a pass, the whole ref text when
@@ -57,7 +61,9 @@ from pytest_diageval.core.store import Store
 
 __all__ = ["Gatekeeper", "no_hit_text", "parse_failure_result"]
 
-_RAW_PATH_RE = re.compile(r"\$\.(alerts|logs|evidence_blocks)\[(\d+)\]")
+# [0-9], not \d: \d also matches full-width and Arabic-Indic digits, which are not an index.
+_RAW_PATH_RE = re.compile(r"\$\.(alerts|logs|evidence_blocks)\[([0-9]+)\]")
+_SQLITE_INTEGER = range(-(2**63), 2**63)
 _SEVERITY_RANK: dict[Severity, int] = {"none": 0, "low_confid": 1, "reject": 2}
 
 
@@ -189,7 +195,9 @@ class _SessionCheck:
         """The reject row when the id is not one of this session's invocations."""
         if invocation_id in self._by_id:
             return None
-        other = self._store.get_invocation(invocation_id)
+        # SQLite refuses (OverflowError) an integer beyond 64 bits; no row can have such an id.
+        storable = invocation_id in _SQLITE_INTEGER
+        other = self._store.get_invocation(invocation_id) if storable else None
         where = (
             "does not exist"
             if other is None
@@ -208,7 +216,7 @@ class _SessionCheck:
             return rejected
         invocation = self._by_id[invocation_id]
         claimed = cited.binding.tool_name
-        if claimed is not None and claimed != invocation.tool_name:
+        if claimed != invocation.tool_name:
             return cited.row(
                 invocation_id=invocation_id,
                 grade="reject",
@@ -238,11 +246,9 @@ class _SessionCheck:
     def _backfill(self, cited: _Cited) -> CheckedBinding:
         tool = cited.binding.tool_name
         candidates = [row for row in self._rows if row.tool_name == tool]
-        if tool is None or len(candidates) != 1:
+        if len(candidates) != 1:
             why = (
-                "and no tool_name to backfill it from"
-                if tool is None
-                else f"and the session has {len(candidates)} {tool!r} invocations"
+                f"and the session has {len(candidates)} {tool!r} invocations"
                 f" {[row.id for row in candidates]}, so it cannot be backfilled"
                 " (backfill needs exactly one)"
             )
@@ -287,9 +293,14 @@ class _SessionCheck:
 
 
 def _canonical_raw_path(raw_path: str) -> str | None:
-    """``$.alerts[01]`` -> ``$.alerts[1]``; ``None`` for any other form."""
+    """``$.alerts[01]`` -> ``$.alerts[1]``; ``None`` for any other form.
+
+    Leading zeros are stripped as text: ``int()`` refuses strings over 4,300 digits.
+    """
     found = _RAW_PATH_RE.fullmatch(raw_path.strip())
-    return None if found is None else f"$.{found.group(1)}[{int(found.group(2))}]"
+    if found is None:
+        return None
+    return f"$.{found.group(1)}[{found.group(2).lstrip('0') or '0'}]"
 
 
 def _check_location(cited: _Cited, invocation: ToolInvocation) -> CheckedBinding:

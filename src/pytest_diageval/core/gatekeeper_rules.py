@@ -32,7 +32,7 @@ Low-confidence grade (missing or incomplete, but nothing forged):
   so nothing was quoted; a gap, not a forgery, hence not ``excerpt_too_short`` (that one
   says a quote exists but is too short to compare);
 * ``evidence.invocation_missing`` (extension): no ``source_invocation_id`` and no backfill
-  possible (no ``tool_name``, or zero or several invocations of it), or only a legacy list
+  possible (zero or several invocations of its ``tool_name``), or only a legacy list
   of several ids (each must still exist in this session, else ``evidence.invocation_ref``);
 * ``evidence.invocation_auto_backfill``: the id was auto-filled and everything else checked
   out; a backfilled binding can never carry a PASS;
