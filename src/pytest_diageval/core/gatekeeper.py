@@ -48,6 +48,7 @@ from pytest_diageval.core.gatekeeper_rules import (
     EXCERPT_MISMATCH,
     EXCERPT_MISSING,
     EXCERPT_TOO_SHORT,
+    INSTRUCTION_LIKE,
     INVOCATION_MISSING,
     INVOCATION_REF,
     NO_HIT_RAW_PATHS,
@@ -57,6 +58,7 @@ from pytest_diageval.core.gatekeeper_rules import (
     REFS_UNAVAILABLE,
     TOOL_MISMATCH,
 )
+from pytest_diageval.core.instruction_like import instruction_signals
 from pytest_diageval.core.store import Store
 
 __all__ = ["Gatekeeper", "no_hit_text", "parse_failure_result"]
@@ -436,5 +438,16 @@ def _check_excerpt(cited: _Cited, invocation_id: int, path: str, text: str) -> C
             rule=EXCERPT_MISMATCH,
             message=f"evidence_excerpt {excerpt!r} is not supported by {where}: {match.reason}",
             matched_text=text,
+        )
+    signals = instruction_signals(text)
+    if signals:
+        found = "; ".join(f"{signal.name}: {signal.snippet!r}" for signal in signals)
+        return cited.row(
+            invocation_id=invocation_id,
+            grade="low_confid",
+            rule=INSTRUCTION_LIKE,
+            message=f"{where} reads as an instruction to the model ({found}); evidence is"
+            " data, and an item that gives orders cannot carry a PASS",
+            matched_text=match.matched_text,
         )
     return cited.row(invocation_id=invocation_id, grade="none", matched_text=match.matched_text)
