@@ -53,7 +53,7 @@ llm:
     - {stage: planner, content: {plan: "查 inventory-service 日志", steps: ["query_logs"]}}
     - {stage: executor, tool_calls: [{name: query_logs, arguments: {service: inventory-service, keywords: [HikariCP]}}]}
     - {stage: executor, raw: "not json"}
-    - {stage: verifier, content: {verdict: LOW_CONFID}}
+    - {stage: verifier, invalid: true, content: {verdict: LOW_CONFID}}
 """
 
 
@@ -147,7 +147,7 @@ def test_a_script_replaces_the_cassette(tmp_path: Path) -> None:
             ],
         ),
         ScriptEntry(stage="executor", raw="not json"),
-        ScriptEntry(stage="verifier", content={"verdict": "LOW_CONFID"}),
+        ScriptEntry(stage="verifier", content={"verdict": "LOW_CONFID"}, invalid=True),
     ]
 
 

@@ -67,6 +67,15 @@ ACCEPTED = {
     "failed_rules: [] alone": ("verdict: PASS", "gatekeeper: {failed_rules: []}"),
     "the helper tool": ("verdict: PASS", "tool_calls: {include: [get_current_time]}"),
     "a list of verdicts": ("verdict: PASS", "verdict: [PASS, LOW_CONFID]"),
+    "a deliberately invalid answer": (
+        "{cassette: c.yaml}",
+        "{script: [{stage: planner, invalid: true, content: {steps: 3}}]}",
+    ),
+    "a plain-text hypothesis and a null id": (
+        "{cassette: c.yaml}",
+        "{script: [{stage: executor, content: {claims: [], hypotheses: [h, {hypothesis_id: null,"
+        " hypothesis_text: t}]}}]}",
+    ),
 }
 # (old text, new text, field the loader names, field the schema names: the same but for an
 # unknown key, which JSON Schema reports at the mapping that holds it)
@@ -107,6 +116,26 @@ REFUSED = {
     ),
     "rounds out of range": ("verdict: PASS", "rounds: 3", "expect.rounds", "expect.rounds"),
     "a tag that is no identifier": ("[narrow]", "[not narrow]", "tags[0]", "tags[0]"),
+    "a wrong verifier label": (
+        "{cassette: c.yaml}",
+        "{script: [{stage: verifier, content: {verdict: PASS, groundedness_score: 1.0,"
+        " critical_fact_count: 0, rationale: r,"
+        " facts_checked: [{fact: f, is_critical: true, verification: supported}]}}]}",
+        "llm.script[0].content.facts_checked[0].verification",
+        "llm.script[0].content.facts_checked[0].verification",
+    ),
+    "a misspelt plan key": (
+        "{cassette: c.yaml}",
+        "{script: [{stage: planner, content: {plan: p, stpes: []}}]}",
+        "llm.script[0].content.stpes",
+        "llm.script[0].content",
+    ),
+    "a plan without plan": (
+        "{cassette: c.yaml}",
+        "{script: [{stage: planner, content: {steps: []}}]}",
+        "llm.script[0].content.plan",
+        "llm.script[0].content",
+    ),
     "cassette and script": (
         "{cassette: c.yaml}",
         "{cassette: c.yaml, script: [{stage: planner, content: {plan: p}}]}",

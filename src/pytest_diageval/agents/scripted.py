@@ -11,6 +11,9 @@ per expected request, served in order:
   those tools. Ids are ``call_1``, ``call_2``, … numbered over the whole script in order, so a
   script author can predict them; a forced function call made for a ``content`` entry gets
   ``call_forced_<entry number>`` instead, so it never shifts those numbers;
+* ``{stage, content: {...}, invalid: true}`` is the same answer, deliberately not valid for
+  its stage (the loader checks every other ``content`` against the stage's model, see
+  :mod:`pytest_diageval.agents.script_content`);
 * ``{stage, raw: "<text>"}`` answers with exactly that text as content (malformed output);
 * ``{stage, raw_arguments: "<text>"}`` (an extension) calls the function the request forces,
   with exactly that text as its ``arguments`` string: the malformed function call a real model
@@ -30,7 +33,7 @@ from typing import Any, Self
 
 import httpx2
 import openai
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
 
 from pytest_diageval.agents.llm import LLM, STAGE_HEADER, LLMConfig, Stage
 from pytest_diageval.core.store import stable_json
@@ -87,8 +90,8 @@ class ScriptEntry(BaseModel):
     stage: Stage = Field(description="Agent that must make this request. 发起该请求的 agent。")
     content: dict[str, Any] | None = Field(
         None,
-        description="Structured answer: forced function arguments or JSON message content."
-        " 结构化回答。",
+        description="Structured answer: forced function arguments or JSON message content;"
+        " a planner Plan, an executor contract or a VerifierOutput, by stage. 结构化回答。",
     )
     tool_calls: list[ScriptToolCall] | None = Field(
         None, min_length=1, description="Tool calls, ids call_1, call_2, … over the script."
@@ -99,6 +102,11 @@ class ScriptEntry(BaseModel):
         description="Exact arguments text of the forced function call (e.g. malformed JSON)."
         " 强制函数调用的原始参数文本。",
     )
+    invalid: StrictBool = Field(
+        False,
+        description="true: `content` is deliberately not a valid answer of its stage (it is"
+        " then not checked at load). 故意无效的结构化回答。",
+    )
 
     @model_validator(mode="after")
     def _exactly_one_answer(self) -> Self:
@@ -107,6 +115,11 @@ class ScriptEntry(BaseModel):
             found = ", ".join(given) if given else "none"
             raise ValueError(
                 f"an entry needs exactly one of {', '.join(_ANSWER_FIELDS)} (found: {found})"
+            )
+        if self.invalid and self.content is None:
+            raise ValueError(
+                "invalid: true marks a deliberately invalid `content`; raw, raw_arguments and"
+                " tool_calls are never checked, so remove it"
             )
         return self
 

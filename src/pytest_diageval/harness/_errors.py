@@ -26,6 +26,7 @@ __all__ = [
     "ScenarioProblem",
     "describe_value",
     "duplicate_keys",
+    "format_path",
     "key_position",
     "line_column",
     "matches",

@@ -24,6 +24,7 @@ from pytest_diageval.core.world import World, WorldError, available_worlds, load
 from pytest_diageval.harness import _errors
 from pytest_diageval.harness._errors import ScenarioProblem
 from pytest_diageval.harness.scenario import ID_PATTERN, Scenario
+from pytest_diageval.harness.script_checks import script_content_problems
 
 __all__ = [
     "ScenarioError",
@@ -105,10 +106,14 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError.from_problems(path, duplicates)
     _check_default_id(path, data)
     try:
-        return Scenario.model_validate(data, context={"default_id": path.stem})
+        scenario = Scenario.model_validate(data, context={"default_id": path.stem})
     except ValidationError as error:
         found = _errors.problems(root, error.errors())
         raise ScenarioError.from_problems(path, found) from None
+    content = script_content_problems(root, scenario)
+    if content:
+        raise ScenarioError.from_problems(path, content)
+    return scenario
 
 
 def _read(path: Path) -> str:

@@ -348,7 +348,9 @@ class LLMSpec(_Strict):
     script: Annotated[list[ScriptEntry], Field(min_length=1)] | None = Field(
         None,
         description="Answers of the scripted model, one entry per model request, in order:"
-        " {stage, content} | {stage, tool_calls: [{name, arguments}]} | {stage, raw}.",
+        " {stage, content} | {stage, tool_calls: [{name, arguments}]} | {stage, raw}"
+        " | {stage, raw_arguments}; `content` is checked against the stage's model"
+        " (Plan, ExecutorContract, VerifierOutput) unless the entry says `invalid: true`.",
     )
 
     @model_validator(mode="after")

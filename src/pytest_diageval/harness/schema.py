@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from pytest_diageval.agents.script_content import STAGE_CONTENT_MODELS
 from pytest_diageval.harness.scenario import Scenario
 
 __all__ = [
@@ -35,6 +40,7 @@ def scenario_json_schema() -> dict[str, Any]:
     """The schema as a dict: pydantic's output plus ``$schema``, title and description."""
     generated = _without_nulls(Scenario.model_json_schema())
     generated.pop("title", None)
+    _type_script_content(generated)
     return {
         "$schema": JSON_SCHEMA_DIALECT,
         "title": SCHEMA_TITLE,
@@ -60,6 +66,67 @@ def _without_nulls(node: Any) -> Any:
         del tidy["anyOf"]
         tidy = {**branches[0], **tidy}
     return tidy
+
+
+def _type_script_content(schema: dict[str, Any]) -> None:
+    """Type ``ScriptEntry.content`` by its stage, as the loader checks it.
+
+    The runtime entry keeps ``content`` a free mapping (the scripted model sends whatever it
+    is given); the load-time check of :mod:`pytest_diageval.harness.script_checks` is written
+    here as one ``if stage … then content: <model>`` per stage, skipped for ``invalid: true``.
+    Unknown keys are refused (the loader refuses them as typos); nulls stay allowed where the
+    models allow them, unlike in the scenario's own keys.
+    """
+    models = STAGE_CONTENT_MODELS
+    _, generated = models_json_schema(
+        [(model, "validation") for model in models.values()], ref_template="#/$defs/{model}"
+    )
+    definitions: dict[str, Any] = generated["$defs"]
+    clash = sorted(definitions.keys() & schema["$defs"].keys())
+    assert not clash, f"content models clash with scenario definitions: {clash}"
+    for name, definition in definitions.items():
+        if definition.get("type") == "object":
+            definition["additionalProperties"] = False
+        if _accepts_plain_text(name, models.values()):
+            definitions[name] = {"anyOf": [{"type": "string"}, definition]}
+    schema["$defs"].update(definitions)
+    schema["$defs"]["ScriptEntry"]["allOf"] = [
+        {
+            "if": {
+                "properties": {"stage": {"const": stage}, "invalid": {"const": False}},
+                "required": ["stage", "content"],
+            },
+            "then": {"properties": {"content": {"$ref": f"#/$defs/{model.__name__}"}}},
+        }
+        for stage, model in models.items()
+    ]
+
+
+def _accepts_plain_text(name: str, models: Iterable[type[BaseModel]]) -> bool:
+    """Whether the contract model ``name`` also accepts a plain string (``_accept_plain_text``)."""
+    for model in _all_models(models):
+        if model.__name__ == name:
+            return "_accept_plain_text" in model.__pydantic_decorators__.model_validators
+    return False
+
+
+def _all_models(roots: Iterable[type[BaseModel]]) -> list[type[BaseModel]]:
+    found: list[type[BaseModel]] = []
+    pending = list(roots)
+    while pending:
+        model = pending.pop()
+        if model in found:
+            continue
+        found.append(model)
+        for field in model.model_fields.values():
+            pending.extend(_models_in(field.annotation))
+    return found
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [model for arg in get_args(annotation) for model in _models_in(arg)]
 
 
 def render_schema() -> str:
