@@ -112,7 +112,11 @@ def item_payload(item: Any) -> dict[str, Any]:
 
     node = item.scenario_node
     run = node.run()
-    payload: dict[str, Any] = {"summary": scenario_summary(node.scenario, run), "audit": None}
+    payload: dict[str, Any] = {
+        "summary": scenario_summary(node.scenario, run),
+        "audit": None,
+        "key": item.key,
+    }
     wants_audit = item.config.getoption("diageval_report") is not None
     if wants_audit and not node.audit_reported:
         node.audit_reported = True

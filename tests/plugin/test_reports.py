@@ -236,7 +236,11 @@ def test_a_failing_verdict_shows_the_decision_and_the_audit_trail_section(
     ]
     result.stdout.fnmatch_lines(verdict_failure, consecutive=False)
     sections = [line for line in result.outlines if "Captured diageval audit trail" in line]
-    assert len(sections) == 2  # one per failing item
+    assert len(sections) == 1  # once per scenario, on its first failing item
+    assert (
+        "audit trail: shown once, under scenarios/forged.yaml::forged-citation::verdict"
+        in result.outlines
+    )
 
 
 def test_passing_items_show_no_audit_trail(

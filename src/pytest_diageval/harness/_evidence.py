@@ -92,7 +92,7 @@ def decision_lines(last: RoundResult) -> list[str]:
     )
     lines = [f"derived: {decision.derived_verdict} {decision.derived_score} | model: {model}"]
     lines += [
-        f"override {o.rule}: {o.from_value} -> {o.to_value} ({shorten(o.reason, 120)})"
+        f"override {o.rule}: {o.from_value} -> {o.to_value} ({_one_line(o.reason)})"
         for o in decision.overrides
     ]
     rows = [
@@ -115,7 +115,10 @@ def decision_lines(last: RoundResult) -> list[str]:
 
 
 def gatekeeper_lines(gate: GatekeeperResult) -> list[str]:
-    """Failed binding rows (claim, path, rule, message), else the errors; then warnings."""
+    """Failed binding rows (claim, path, rule, message), else the errors; then warnings.
+
+    Reasons are printed whole (on one line): they are what a reviewer judges the run by.
+    """
     failed = [b for b in gate.checked_bindings if b.status == "fail"]
     lines: list[str] = []
     if failed:
@@ -124,14 +127,14 @@ def gatekeeper_lines(gate: GatekeeperResult) -> list[str]:
                 b.claim_id or b.action_id or "-",
                 b.raw_path or "-",
                 b.rule or "-",
-                shorten(b.message or "", 140),
+                _one_line(b.message or ""),  # a reason cut short cannot be judged
             ]
             for b in failed
         ]
         lines += ["failed bindings:", *table(["claim", "raw_path", "rule", "message"], rows)]
     else:
-        lines += [f"error {e.rule}: {shorten(e.message, 120)}" for e in gate.errors]
-    lines += [f"warning {w.rule}: {shorten(w.message, 120)}" for w in gate.warnings]
+        lines += [f"error {e.rule}: {_one_line(e.message)}" for e in gate.errors]
+    lines += [f"warning {w.rule}: {_one_line(w.message)}" for w in gate.warnings]
     lines.append(f"checked bindings: {len(gate.checked_bindings)} ({len(failed)} failed)")
     return lines
 

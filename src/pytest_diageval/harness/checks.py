@@ -69,8 +69,26 @@ def check_verdict(expected: VerdictExpectation, result: ChatResult) -> CheckOutc
     """The final derived verdict is the expected one (or one of the expected list)."""
     allowed: list[Verdict] = expected if isinstance(expected, list) else [expected]
     want = allowed[0] if len(allowed) == 1 else f"one of {', '.join(allowed)}"
-    actual = f"{result.final_verdict} (score {result.final_score})"
-    return CheckOutcome(result.final_verdict in allowed, want, actual, _decision_details(result))
+    return CheckOutcome(
+        result.final_verdict in allowed,
+        want,
+        f"{result.final_verdict} (score {result.final_score})",
+        _decision_details(result),
+        got=str(result.final_verdict),
+        reason=_verdict_reason(result),
+    )
+
+
+def _verdict_reason(result: ChatResult) -> str:
+    """What decided the verdict: the gatekeeper's rules, else the code's overrides, else the
+    score the verifier's facts gave."""
+    last = _last(result)
+    gate = last.gatekeeper
+    if gate.severity != "none":
+        return f"gatekeeper {gate.severity}: {', '.join(gate.failed_rules) or 'no rule named'}"
+    overrides = [o.rule for o in last.decision.overrides]
+    score = f"score {result.final_score}"
+    return f"{score}; overrides: {', '.join(overrides)}" if overrides else score
 
 
 @needs_rounds

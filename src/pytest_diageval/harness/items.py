@@ -16,6 +16,12 @@ import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from pytest_diageval.harness.checks import CheckOutcome, run_check
+from pytest_diageval.harness.failures import (
+    FULL_STYLES,
+    ScenarioFailures,
+    expect_line,
+    failure_repr,
+)
 from pytest_diageval.harness.loader import (
     ScenarioError,
     duplicate_id_error,
@@ -88,6 +94,7 @@ class ScenarioNode(pytest.Collector):
         self.cassette = cassette
         self._run: ScenarioRun | None = None
         self.audit_reported = False
+        self.failures = ScenarioFailures()
 
     def collect(self) -> Iterator[ScenarioItem]:
         for key in self.scenario.expect.present_keys():
@@ -125,6 +132,8 @@ class ScenarioItem(pytest.Item):
         super().__init__(**kwargs)
         self.key = key
         self.outcome: CheckOutcome | None = None
+        self.shown_under: str | None = None
+        """The item that shows what this item's scenario shares (None: this one does)."""
 
     @property
     def scenario_node(self) -> ScenarioNode:
@@ -136,12 +145,18 @@ class ScenarioItem(pytest.Item):
         run = node.run()
         self._record_properties(run)
         if run.result is None:
+            self.shown_under = node.failures.claim(self.nodeid)
             raise ScenarioRunFailed(f"{type(run.error).__name__}: {run.error}")
         expected = node.scenario.expect.value_of(self.key)
         self.outcome = run_check(self.key, expected, run.result)
         if not self.outcome.passed:
-            self.add_report_section("call", "diageval audit trail", audit_trail(run.result))
+            self.shown_under = node.failures.claim(self.nodeid)
+            if self.shown_under is None and self._tb_style() in FULL_STYLES:
+                self.add_report_section("call", "diageval audit trail", audit_trail(run.result))
             raise ExpectationFailed(self.outcome)
+
+    def _tb_style(self) -> str:
+        return str(self.config.getoption("tbstyle", "auto"))
 
     def _record_properties(self, run: ScenarioRun) -> None:
         summary = scenario_summary(self.scenario_node.scenario, run)
@@ -153,11 +168,28 @@ class ScenarioItem(pytest.Item):
     ) -> str | TerminalRepr:
         scenario = self.scenario_node.scenario
         header = f"scenario {scenario.scenario_id} ({scenario.title}) — expectation '{self.key}'"
-        if isinstance(excinfo.value, ExpectationFailed):
-            return f"{header} failed\n{excinfo.value.outcome.report()}"
-        if isinstance(excinfo.value, ScenarioRunFailed):
-            return f"{header}: the scenario did not run to the end\n{excinfo.value}"
+        error = excinfo.value
+        if isinstance(error, ExpectationFailed):
+            outcome = error.outcome
+            lines = [f"{header} failed", *outcome.report().splitlines()]
+            if self.shown_under is not None:
+                lines.append(f"audit trail: shown once, under {self.shown_under}")
+            return self._failure(outcome.headline(self.key), lines, short_lines=3)
+        if isinstance(error, ScenarioRunFailed):
+            first, *rest = str(error).splitlines() or [""]
+            lines = [f"{header}: the scenario did not run to the end", first]
+            if self.shown_under is None:
+                lines += rest
+            elif rest:
+                lines.append(f"(the full message is shown once, under {self.shown_under})")
+            return self._failure(f"{self.key}: the scenario did not run: {first}", lines, 2)
         return super().repr_failure(excinfo)
+
+    def _failure(self, first_line: str, lines: list[str], short_lines: int) -> TerminalRepr:
+        location = (self.nodeid.split("::", 1)[0], expect_line(self.path, self.key))
+        return failure_repr(
+            location, first_line, lines, style=self._tb_style(), short_lines=short_lines
+        )
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"{self.scenario_node.scenario.scenario_id}::{self.key}"

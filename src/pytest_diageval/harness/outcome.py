@@ -22,11 +22,20 @@ class CheckOutcome:
     expected: str
     actual: str
     details: list[str] = field(default_factory=list)
+    got: str = ""
+    """A shorter ``actual`` for the one-line summary (default: ``actual``)."""
+    reason: str = ""
+    """Why, in a few words, for the one-line summary (``gatekeeper reject: …``)."""
 
     def report(self) -> str:
         """Expected, actual and the evidence, as a few plain lines for a failure report."""
         lines = [f"expected: {self.expected}", f"actual:   {self.actual}"]
         return "\n".join([*lines, *self.details])
+
+    def headline(self, key: str) -> str:
+        """``verdict: expected PASS, got REJECT (gatekeeper reject: evidence.raw_path)``."""
+        text = f"{key}: expected {self.expected}, got {self.got or self.actual}"
+        return " ".join(f"{text} ({self.reason})".split() if self.reason else text.split())
 
 
 def describe_expected(value: Any) -> str:

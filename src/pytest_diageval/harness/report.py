@@ -114,11 +114,15 @@ class ScenarioSummaries:
     passed: Counter[str] = field(default_factory=Counter)
     failed: Counter[str] = field(default_factory=Counter)
     audits: dict[str, dict[str, Any]] = field(default_factory=dict)
+    verdict_checked: set[str] = field(default_factory=set)
+    """Scenarios whose ``verdict`` item ran: only they count in the confusion matrix."""
 
     def add(self, payload: dict[str, Any], passed: bool) -> None:
         summary = payload["summary"]
         self.rows[summary["id"]] = summary
         (self.passed if passed else self.failed)[summary["id"]] += 1
+        if payload.get("key") == "verdict":
+            self.verdict_checked.add(summary["id"])
         if payload.get("audit") is not None:
             self.audits[summary["id"]] = payload["audit"]
 
@@ -139,8 +143,11 @@ class ScenarioSummaries:
         return table(header, rows)
 
     def confusion_lines(self) -> list[str]:
+        # A scenario deselected from its verdict (-k forbidden) was not judged on it.
         counts: Counter[tuple[str, str]] = Counter(
-            (row["expected_verdict"], row["verdict"]) for row in self.rows.values()
+            (row["expected_verdict"], row["verdict"])
+            for key, row in self.rows.items()
+            if key in self.verdict_checked
         )
         expected_labels = sorted({e for e, _ in counts}, key=_verdict_order)
         actual_labels = list(VERDICTS) + sorted({a for _, a in counts} - set(VERDICTS))
@@ -185,13 +192,18 @@ class DiagevalReporter:
             self.summaries.add(payload, passed=report.passed)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.summaries.rows:
+        verbosity = self.config.get_verbosity()
+        if not self.summaries.rows or verbosity < -1:
             return
         write = terminalreporter.write_line
         terminalreporter.write_sep("=", "diageval scenarios")
-        for line in self.summaries.table_lines():
-            write(line)
-        write("")
+        if verbosity >= 0:  # -q keeps the confusion matrix only
+            for line in self.summaries.table_lines():
+                write(line)
+            write("")
+        if not self.summaries.verdict_checked:
+            write("verdict confusion matrix: no verdict item ran")
+            return
         write("verdict confusion matrix (rows: expected, columns: actual):")
         for line in self.summaries.confusion_lines():
             write(line)
