@@ -75,6 +75,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.getoption("diageval_timeout"),
     )
     config.pluginmanager.register(DiagevalReporter(config), "diageval-reporter")
+    if config.option.markers:  # `pytest --markers` collects nothing: read the tags
+        from pytest_diageval.harness.markers import register_tag_markers
+
+        register_tag_markers(config)
     # instructor logs every failed attempt at ERROR; the items report those failures
     # themselves, compactly, so the same text three more times is only noise.
     logging.getLogger("instructor").setLevel(logging.CRITICAL)
@@ -116,6 +120,7 @@ def item_payload(item: Any) -> dict[str, Any]:
         "summary": scenario_summary(node.scenario, run),
         "audit": None,
         "key": item.key,
+        "message": item.check_message(),
     }
     wants_audit = item.config.getoption("diageval_report") is not None
     if wants_audit and not node.audit_reported:

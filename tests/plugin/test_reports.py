@@ -70,6 +70,23 @@ def test_json_report_holds_every_scenario_with_its_full_audit_trail(
         "error": None,
     }
     assert by_id["forged-citation"]["checks"] == {"passed": 0, "failed": 2}
+    assert by_id["forged-citation"]["check_results"] == [
+        {
+            "name": "verdict",
+            "outcome": "failed",
+            "message": "verdict: expected PASS, got REJECT"
+            " (gatekeeper reject: evidence.excerpt_mismatch)",
+        },
+        {"name": "answer", "outcome": "failed", "message": "answer: expected direct, got degraded"},
+    ]
+    assert [c["name"] for c in by_id["high-memory-positive"]["check_results"]] == list(
+        scenarios.expect_order
+    )
+    assert by_id["high-memory-positive"]["check_results"][2] == {
+        "name": "rounds",
+        "outcome": "passed",
+        "message": "rounds: expected 1, got 1",
+    }
     assert by_id["high-memory-positive"]["checks"] == {"passed": 11, "failed": 0}
     assert by_id["memory-low-confidence"]["tags"] == ["memory", "negative"]
 

@@ -29,6 +29,7 @@ from pytest_diageval.harness.loader import (
     load_scenario_world,
     resolve_cassette_path,
 )
+from pytest_diageval.harness.markers import register_tag
 from pytest_diageval.harness.report import audit_trail, scenario_summary
 from pytest_diageval.harness.runner import ScenarioRun, run_scenario
 from pytest_diageval.harness.scenario import Scenario
@@ -102,7 +103,7 @@ class ScenarioNode(pytest.Collector):
             if self.config.pluginmanager.hasplugin("xdist"):  # for --dist loadgroup users
                 item.add_marker(pytest.mark.xdist_group(name=self.scenario.scenario_id))
             for tag in self.scenario.tags:
-                self.config.addinivalue_line("markers", f"{tag}: scenario tag")
+                register_tag(self.config, tag)
                 item.add_marker(tag)
             yield item
 
@@ -154,6 +155,14 @@ class ScenarioItem(pytest.Item):
             if self.shown_under is None and self._tb_style() in FULL_STYLES:
                 self.add_report_section("call", "diageval audit trail", audit_trail(run.result))
             raise ExpectationFailed(self.outcome)
+
+    def check_message(self) -> str:
+        """The check's one line (expected against actual), or why the scenario did not run."""
+        if self.outcome is not None:
+            return self.outcome.headline(self.key)
+        error = self.scenario_node.run().error
+        first = str(error).splitlines()[0] if error is not None and str(error) else ""
+        return f"{self.key}: the scenario did not run: {type(error).__name__}: {first}"
 
     def _tb_style(self) -> str:
         return str(self.config.getoption("tbstyle", "auto"))

@@ -116,11 +116,21 @@ class ScenarioSummaries:
     audits: dict[str, dict[str, Any]] = field(default_factory=dict)
     verdict_checked: set[str] = field(default_factory=set)
     """Scenarios whose ``verdict`` item ran: only they count in the confusion matrix."""
+    results: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    """Per scenario, every check that ran: name, outcome and its one-line message."""
 
-    def add(self, payload: dict[str, Any], passed: bool) -> None:
+    def add(self, payload: dict[str, Any], passed: bool, outcome: str | None = None) -> None:
         summary = payload["summary"]
         self.rows[summary["id"]] = summary
         (self.passed if passed else self.failed)[summary["id"]] += 1
+        if "key" in payload:
+            self.results.setdefault(summary["id"], []).append(
+                {
+                    "name": payload["key"],
+                    "outcome": outcome or ("passed" if passed else "failed"),
+                    "message": payload.get("message", ""),
+                }
+            )
         if payload.get("key") == "verdict":
             self.verdict_checked.add(summary["id"])
         if payload.get("audit") is not None:
@@ -165,6 +175,7 @@ class ScenarioSummaries:
                     **self.audits.get(key, {"id": key}),
                     "summary": row,
                     "checks": {"passed": self.passed[key], "failed": self.failed[key]},
+                    "check_results": self.results.get(key, []),
                 }
                 for key, row in sorted(self.rows.items())
             ],
@@ -189,7 +200,7 @@ class DiagevalReporter:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, "diageval", None)
         if payload is not None:
-            self.summaries.add(payload, passed=report.passed)
+            self.summaries.add(payload, passed=report.passed, outcome=report.outcome)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         verbosity = self.config.get_verbosity()
