@@ -41,6 +41,7 @@ from pytest_diageval.harness.scenario import (
     GatekeeperExpectation,
     NoEvidenceRow,
     ScoreRange,
+    TokensExpectation,
     ToolCallsExpectation,
 )
 from support.chat_results import (
@@ -336,6 +337,7 @@ ONE_OF_EACH: dict[str, Any] = {
     "no_evidence": [NO_LOG_HITS],
     "tool_calls": ToolCallsExpectation(max=10),
     "composer": ComposerExpectation(source="verbatim"),
+    "tokens": TokensExpectation(max=10),
 }
 
 

@@ -40,7 +40,7 @@ def test_terminal_summary_has_one_row_per_scenario_and_the_confusion_matrix(
     result = pytester.runpytest()
 
     result.assert_outcomes(passed=13, failed=2)
-    assert scenarios.summary(result) == SUMMARY
+    assert scenarios.summary_without_tokens(result) == SUMMARY
 
 
 def test_json_report_holds_every_scenario_with_its_full_audit_trail(
@@ -60,6 +60,12 @@ def test_json_report_holds_every_scenario_with_its_full_audit_trail(
         "high-memory-positive": memory.relative_to(pytester.path).as_posix(),
         "memory-low-confidence": low.relative_to(pytester.path).as_posix(),
     }
+    usage = by_id["forged-citation"]["summary"].pop("usage")
+    assert sorted(usage["stages"]) == ["executor", "planner", "verifier"]
+    assert usage["total"]["requests"] == 4
+    assert usage["total"]["total_tokens"] == sum(
+        stage["total_tokens"] for stage in usage["stages"].values()
+    )
     assert by_id["forged-citation"]["summary"] == {
         "id": "forged-citation",
         "expected_verdict": "PASS",

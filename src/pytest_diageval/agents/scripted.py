@@ -27,7 +27,7 @@ left unused each raise :class:`ScriptError`. Entry numbers in messages are 1-bas
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -46,6 +46,7 @@ __all__ = [
     "ScriptFormatError",
     "ScriptToolCall",
     "ScriptedTransport",
+    "estimated_tokens",
     "parse_script",
     "scripted_llm",
 ]
@@ -263,19 +264,23 @@ class ScriptedTransport(httpx2.BaseTransport):
             text = entry.raw if entry.raw is not None else stable_json(entry.content)
             message = {"role": "assistant", "content": text}
             finish_reason = "stop"
-        return _completion(index + 1, str(body.get("model", "")), message, finish_reason)
+        return _completion(index + 1, body, message, finish_reason)
 
 
 def scripted_llm(
     entries: Sequence[ScriptEntry | Mapping[str, Any]],
     config: LLMConfig | None = None,
+    *,
+    wrap: Callable[[httpx2.BaseTransport], httpx2.BaseTransport] | None = None,
 ) -> tuple[LLM, ScriptedTransport]:
-    """An :class:`LLM` whose requests are answered by a fresh :class:`ScriptedTransport`."""
+    """An :class:`LLM` whose requests are answered by a fresh :class:`ScriptedTransport`
+    (seen through ``wrap``, say a usage meter, when given)."""
     transport = ScriptedTransport(entries)
     config = config or LLMConfig(
         base_url=SCRIPTED_BASE_URL, model="scripted-model", api_key="scripted", max_retries=0
     )
-    return LLM(config, transport=transport), transport
+    outer = wrap(transport) if wrap is not None else transport
+    return LLM(config, transport=outer), transport
 
 
 def _number_tool_calls(entries: Sequence[ScriptEntry]) -> list[list[str]]:
@@ -330,16 +335,31 @@ def _tool_call(call_id: str, name: str, arguments: Mapping[str, Any] | str) -> d
 
 
 def _completion(
-    number: int, model: str, message: dict[str, Any], finish_reason: str
+    number: int, body: Mapping[str, Any], message: dict[str, Any], finish_reason: str
 ) -> dict[str, Any]:
     """A valid ``chat.completion`` object; nothing in it depends on time or chance."""
+    prompt = estimated_tokens({key: body.get(key) for key in ("messages", "tools")})
+    completion = estimated_tokens(message)
     return {
         "id": f"chatcmpl-scripted-{number}",
         "object": "chat.completion",
         "created": 0,
-        "model": model,
+        "model": str(body.get("model", "")),
         "choices": [
             {"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}
         ],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
     }
+
+
+def estimated_tokens(value: Any) -> int:
+    """The scripted model's usage: one token per four characters of the JSON, rounded up.
+
+    Only an estimate (no tokenizer is involved), but a deterministic one, so a scripted
+    scenario's token budget catches a prompt that grows.
+    """
+    return -(-len(stable_json(value)) // 4)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pytest_diageval.agents.results import ChatResult, RoundResult
+from pytest_diageval.agents.usage import TokenUsage
 from pytest_diageval.core.contracts import ToolInvocation, Verdict
 from pytest_diageval.harness import _evidence as ev
 from pytest_diageval.harness.outcome import CheckOutcome, describe_expected, needs_rounds
@@ -29,6 +30,7 @@ from pytest_diageval.harness.scenario import (
     ToolCallsExpectation,
     VerdictExpectation,
 )
+from pytest_diageval.harness.token_checks import check_tokens
 
 __all__ = [
     "CHECKS",
@@ -44,6 +46,7 @@ __all__ = [
     "check_parse_status",
     "check_required_keywords",
     "check_rounds",
+    "check_tokens",
     "check_tool_calls",
     "check_verdict",
     "describe_expected",
@@ -376,20 +379,31 @@ CHECKS: dict[str, Callable[[Any, ChatResult], CheckOutcome]] = {
     "no_evidence": check_no_evidence,
     "tool_calls": check_tool_calls,
     "composer": check_composer,
+    "tokens": check_tokens,
 }
+_NEEDS_USAGE = frozenset({"tokens"})
+"""Checks that judge the run's token usage, which the ChatResult does not hold."""
 # Every expect key has exactly one evaluator; this fails at import if the two drift apart.
 assert tuple(CHECKS) == EXPECT_KEYS, "CHECKS must list exactly the Expect keys, in order"
 
 
-def run_check(key: str, expected: Any, result: ChatResult) -> CheckOutcome:
-    """Run the evaluator of one ``expect`` key."""
+def run_check(
+    key: str, expected: Any, result: ChatResult, usage: TokenUsage | None = None
+) -> CheckOutcome:
+    """Run the evaluator of one ``expect`` key (``usage``: the run's tokens, for ``tokens``)."""
     try:
         check = CHECKS[key]
     except KeyError:
         raise KeyError(f"no check for expect key {key!r}; known: {', '.join(CHECKS)}") from None
+    if key in _NEEDS_USAGE:
+        return check_tokens(expected, result, usage)
     return check(expected, result)
 
 
-def run_checks(expect: Expect, result: ChatResult) -> dict[str, CheckOutcome]:
+def run_checks(
+    expect: Expect, result: ChatResult, usage: TokenUsage | None = None
+) -> dict[str, CheckOutcome]:
     """Every check the scenario sets, in :data:`EXPECT_KEYS` order."""
-    return {key: run_check(key, expect.value_of(key), result) for key in expect.present_keys()}
+    return {
+        key: run_check(key, expect.value_of(key), result, usage) for key in expect.present_keys()
+    }

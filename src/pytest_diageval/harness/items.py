@@ -149,7 +149,7 @@ class ScenarioItem(pytest.Item):
             self.shown_under = node.failures.claim(self.nodeid)
             raise ScenarioRunFailed(f"{type(run.error).__name__}: {run.error}")
         expected = node.scenario.expect.value_of(self.key)
-        self.outcome = run_check(self.key, expected, run.result)
+        self.outcome = run_check(self.key, expected, run.result, run.usage)
         if not self.outcome.passed:
             self.shown_under = node.failures.claim(self.nodeid)
             if self.shown_under is None and self._tb_style() in FULL_STYLES:

@@ -48,6 +48,7 @@ def scenario_summary(scenario: Scenario, run: ScenarioRun) -> dict[str, Any]:
         "severity": NO_VERDICT if last is None else last.gatekeeper.severity,
         "rounds": 0 if result is None else len(result.rounds),
         "error": None if run.error is None else f"{type(run.error).__name__}: {run.error}",
+        "usage": run.usage.as_dict(),
     }
 
 
@@ -137,7 +138,8 @@ class ScenarioSummaries:
             self.audits[summary["id"]] = payload["audit"]
 
     def table_lines(self) -> list[str]:
-        header = ["scenario", "expected", "actual", "score", "gatekeeper", "rounds", "checks"]
+        header = ["scenario", "expected", "actual", "score", "gatekeeper", "rounds", "tokens"]
+        header.append("checks")
         rows = [
             [
                 row["id"],
@@ -146,6 +148,7 @@ class ScenarioSummaries:
                 str(row["score"]),
                 row["severity"],
                 str(row["rounds"]),
+                _tokens_cell(row.get("usage")),
                 f"{self.passed[key]}/{self.passed[key] + self.failed[key]}",
             ]
             for key, row in sorted(self.rows.items())
@@ -183,6 +186,14 @@ class ScenarioSummaries:
         path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(report, ensure_ascii=False, indent=2, sort_keys=True)
         path.write_text(text + "\n", encoding="utf-8")
+
+
+def _tokens_cell(usage: dict[str, Any] | None) -> str:
+    """``prompt+completion`` of the whole scenario, ``—`` when nothing was reported."""
+    total = (usage or {}).get("total") or {}
+    if not total.get("requests"):
+        return NO_VERDICT
+    return f"{total['prompt_tokens']}+{total['completion_tokens']}"
 
 
 def _verdict_order(label: str) -> tuple[int, str]:

@@ -7,13 +7,14 @@ the run's error, so each item reports it instead of a traceback from deep inside
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_diageval.agents.chat_service import ChatService
 from pytest_diageval.agents.llm import LLM, LLMConfig
 from pytest_diageval.agents.results import ChatResult
 from pytest_diageval.agents.scripted import scripted_llm
+from pytest_diageval.agents.usage import TokenUsage, UsageMeter
 from pytest_diageval.core.world import World
 from pytest_diageval.harness.cassettes import CassetteSession, cassette_transport
 from pytest_diageval.harness.loader import load_scenario_world
@@ -33,10 +34,12 @@ UNKNOWN_MODEL = "unknown-recorded-model"
 
 @dataclass(frozen=True)
 class ScenarioRun:
-    """The outcome of one scenario run: a result, or the error that stopped it."""
+    """The outcome of one scenario run: a result, or the error that stopped it, and the
+    tokens the model answers reported (also up to an error)."""
 
     result: ChatResult | None
     error: BaseException | None = None
+    usage: TokenUsage = field(default_factory=TokenUsage)
 
 
 def run_scenario(
@@ -47,19 +50,21 @@ def run_scenario(
     settings: RunSettings,
     rerecord_command: str,
 ) -> ScenarioRun:
+    usage = TokenUsage()
     try:
         world = load_scenario_world(scenario, path)
         if cassette is None:
-            return ScenarioRun(_run_scripted(scenario, world))
-        return ScenarioRun(_run_cassette(scenario, world, cassette, settings, rerecord_command))
+            return ScenarioRun(_run_scripted(scenario, world, usage), usage=usage)
+        result = _run_cassette(scenario, world, cassette, settings, rerecord_command, usage)
+        return ScenarioRun(result, usage=usage)
     except Exception as exc:  # every stop is reported by the items, with its own message
-        return ScenarioRun(result=None, error=exc)
+        return ScenarioRun(result=None, error=exc, usage=usage)
 
 
-def _run_scripted(scenario: Scenario, world: World) -> ChatResult:
+def _run_scripted(scenario: Scenario, world: World, usage: TokenUsage) -> ChatResult:
     assert scenario.llm is not None
     assert scenario.llm.script is not None
-    llm, transport = scripted_llm(scenario.llm.script)
+    llm, transport = scripted_llm(scenario.llm.script, wrap=lambda inner: UsageMeter(inner, usage))
     with llm:
         result = ChatService().run(scenario.query, world, llm, session_id=scenario.scenario_id)
     transport.assert_exhausted()
@@ -72,6 +77,7 @@ def _run_cassette(
     cassette: Path,
     settings: RunSettings,
     rerecord_command: str,
+    usage: TokenUsage,
 ) -> ChatResult:
     session = CassetteSession(
         cassette,
@@ -86,7 +92,7 @@ def _run_cassette(
             config = _replay_config(session, settings)
         else:
             config = _record_config(*endpoint, settings)
-        with LLM(config, transport=cassette_transport()) as llm:
+        with LLM(config, transport=UsageMeter(cassette_transport(), usage)) as llm:
             result = ChatService().run(scenario.query, world, llm, session_id=scenario.scenario_id)
         if result.status != "completed":
             # The model failed the run (connection refused, errors after the SDK's retries):

@@ -50,6 +50,7 @@ __all__ = [
     "ParseStatusName",
     "Scenario",
     "ScoreRange",
+    "TokensExpectation",
     "ToolCallsExpectation",
     "ToolName",
     "VerdictExpectation",
@@ -260,6 +261,16 @@ class ComposerExpectation(_Strict):
         return self
 
 
+class TokensExpectation(_Strict):
+    """A token budget for the whole scenario (promptfoo's cost assertion, in tokens)."""
+
+    max: _Count = Field(
+        description="At most this many tokens (prompt + completion) over all the scenario's"
+        " model requests, as the answers report them: a cassette's recorded usage, the"
+        " scripted model's estimate (4 characters a token). Token 预算。"
+    )
+
+
 class Expect(_Strict):
     """What the run must show. Every key present becomes its own pytest item."""
 
@@ -296,6 +307,7 @@ class Expect(_Strict):
     )
     tool_calls: ToolCallsExpectation | None = None
     composer: ComposerExpectation | None = None
+    tokens: TokensExpectation | None = None
 
     @field_validator("verdict")
     @classmethod

@@ -1,0 +1,108 @@
+"""Token usage per stage, read from the ``usage`` of every chat completion a run receives.
+
+:class:`UsageMeter` wraps the transport under the SDK (the network transport vcrpy patches,
+or the scripted model), so it sees exactly the answers the agents get: recorded ones in a
+replay (cassettes keep the server's ``usage``), live ones when recording, and the scripted
+model's deterministic estimate. SDK retries that failed carry no usage and count nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+
+from pytest_diageval.agents.llm import STAGE_HEADER, STAGES
+
+__all__ = ["StageUsage", "TokenUsage", "UsageMeter"]
+
+
+@dataclass(frozen=True)
+class StageUsage:
+    """Tokens of one stage over a whole run."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    requests: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def plus(self, prompt: int, completion: int) -> StageUsage:
+        return StageUsage(
+            self.prompt_tokens + prompt, self.completion_tokens + completion, self.requests + 1
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "requests": self.requests,
+        }
+
+
+@dataclass
+class TokenUsage:
+    """Per-stage usage of one run (stages in pipeline order), and its total."""
+
+    stages: dict[str, StageUsage] = field(default_factory=dict)
+
+    def add(self, stage: str, usage: Mapping[str, Any]) -> None:
+        prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        self.stages[stage] = self.stages.get(stage, StageUsage()).plus(
+            prompt if isinstance(prompt, int) else 0,
+            completion if isinstance(completion, int) else 0,
+        )
+
+    @property
+    def total(self) -> StageUsage:
+        ordered = self.ordered()
+        return StageUsage(
+            sum(s.prompt_tokens for s in ordered.values()),
+            sum(s.completion_tokens for s in ordered.values()),
+            sum(s.requests for s in ordered.values()),
+        )
+
+    def ordered(self) -> dict[str, StageUsage]:
+        known = [stage for stage in STAGES if stage in self.stages]
+        return {stage: self.stages[stage] for stage in [*known, *sorted(self.stages)]}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "total": self.total.as_dict(),
+            "stages": {stage: usage.as_dict() for stage, usage in self.ordered().items()},
+        }
+
+
+class UsageMeter(httpx2.BaseTransport):
+    """A transport that passes everything through and adds up each completion's ``usage``."""
+
+    def __init__(self, inner: httpx2.BaseTransport, usage: TokenUsage | None = None) -> None:
+        self.inner = inner
+        self.usage = usage if usage is not None else TokenUsage()
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = self.inner.handle_request(request)
+        if response.status_code == 200 and "json" in response.headers.get("content-type", ""):
+            usage = _usage_of(response.read())
+            if usage is not None:
+                stage = request.headers.get(STAGE_HEADER, "unknown")
+                self.usage.add(stage, usage)
+        return response
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _usage_of(content: bytes) -> Mapping[str, Any] | None:
+    try:
+        body = json.loads(content)
+    except ValueError:
+        return None
+    usage = body.get("usage") if isinstance(body, dict) else None
+    return usage if isinstance(usage, Mapping) else None

@@ -1,0 +1,93 @@
+"""Token usage per stage: read from the recorded ``usage`` of a cassette's answers, or the
+scripted model's deterministic estimate; and the ``tokens`` budget check."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+
+import yaml
+
+from pytest_diageval.agents.scripted import estimated_tokens
+from pytest_diageval.agents.usage import TokenUsage
+from pytest_diageval.core.store import stable_json
+from pytest_diageval.harness.checks import run_check
+from pytest_diageval.harness.loader import load_scenario
+from pytest_diageval.harness.runner import run_scenario
+from pytest_diageval.harness.scenario import TokensExpectation
+from pytest_diageval.harness.settings import RunSettings
+
+REPO = Path(__file__).resolve().parents[2]
+LIVE = REPO / "scenarios" / "live" / "live-high-memory.yaml"
+CASSETTE = REPO / "cassettes" / "live-high-memory.yaml"
+EXAMPLE = REPO / "tests" / "plugin" / "data" / "example-scenario.yaml"
+
+
+def _recorded_usage(cassette: Path) -> dict[str, list[int]]:
+    """Prompt and completion tokens per stage, summed straight from the cassette file."""
+    totals: defaultdict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for interaction in yaml.safe_load(cassette.read_text("utf-8"))["interactions"]:
+        (stage,) = interaction["request"]["headers"]["x-diageval-stage"]
+        usage = json.loads(interaction["response"]["body"]["string"])["usage"]
+        totals[stage][0] += usage["prompt_tokens"]
+        totals[stage][1] += usage["completion_tokens"]
+        totals[stage][2] += 1
+    return dict(totals)
+
+
+def test_a_replay_reports_the_recorded_usage_per_stage() -> None:
+    run = run_scenario(
+        load_scenario(LIVE), LIVE, cassette=CASSETTE, settings=RunSettings(), rerecord_command=""
+    )
+    assert run.error is None
+    measured = {
+        stage: [u.prompt_tokens, u.completion_tokens, u.requests]
+        for stage, u in run.usage.ordered().items()
+    }
+    assert measured == _recorded_usage(CASSETTE)
+    assert list(measured) == ["planner", "executor", "verifier"]
+    assert run.usage.total.total_tokens == sum(p + c for p, c, _ in measured.values())
+
+
+def test_the_scripted_model_reports_a_deterministic_estimate() -> None:
+    scenario = load_scenario(EXAMPLE)
+    first = run_scenario(
+        scenario, EXAMPLE, cassette=None, settings=RunSettings(), rerecord_command=""
+    )
+    second = run_scenario(
+        scenario, EXAMPLE, cassette=None, settings=RunSettings(), rerecord_command=""
+    )
+    assert first.usage.as_dict() == second.usage.as_dict()
+    planner = first.usage.stages["planner"]
+    assert planner.requests == 1
+    assert planner.prompt_tokens > 100  # the planner prompt alone is several hundred characters
+
+
+def test_the_estimate_is_four_characters_a_token_rounded_up() -> None:
+    assert estimated_tokens({"a": 1}) == math.ceil(len(stable_json({"a": 1})) / 4) == 2
+    assert estimated_tokens("x" * 10) == 3  # '"xxxxxxxxxx"' is 12 characters
+
+
+def test_the_budget_check() -> None:
+    scenario = load_scenario(EXAMPLE)
+    run = run_scenario(
+        scenario, EXAMPLE, cassette=None, settings=RunSettings(), rerecord_command=""
+    )
+    assert run.result is not None
+    total = run.usage.total.total_tokens
+    within = run_check("tokens", TokensExpectation(max=total), run.result, run.usage)
+    over = run_check("tokens", TokensExpectation(max=total - 1), run.result, run.usage)
+    assert within.passed
+    assert not over.passed
+    stages = run.usage.stages
+    assert over.headline("tokens") == (
+        f"tokens: expected at most {total - 1} tokens, got {total} tokens"
+        f" (planner {stages['planner'].total_tokens}, executor"
+        f" {stages['executor'].total_tokens}, verifier {stages['verifier'].total_tokens})"
+    )
+    assert over.details[-1].startswith(f"total: {run.usage.total.prompt_tokens} prompt + ")
+    nothing = run_check("tokens", TokensExpectation(max=1), run.result, TokenUsage())
+    assert not nothing.passed
+    assert nothing.actual == "no token usage was reported by any model answer"
