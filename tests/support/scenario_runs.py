@@ -84,8 +84,8 @@ def _capture_transports(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Script
     """Keep every scripted transport the runner creates (the runner itself stays unchanged)."""
     transports: list[ScriptedTransport] = []
 
-    def capturing(entries: Any, config: Any = None) -> Any:
-        llm, transport = scripted.scripted_llm(entries, config)
+    def capturing(entries: Any, config: Any = None, **options: Any) -> Any:
+        llm, transport = scripted.scripted_llm(entries, config, **options)
         transports.append(transport)
         return llm, transport
 
@@ -108,7 +108,7 @@ def run_file(path: Path, monkeypatch: pytest.MonkeyPatch) -> ScenarioOutcome:
     assert run.error is None, f"{path.name} did not run to the end: {run.error!r}"
     assert run.result is not None
     assert len(transports) == 1, "a scripted scenario runs on exactly one scripted model"
-    checks = run_checks(scenario.expect, run.result)
+    checks = run_checks(scenario.expect, run.result, run.usage)
     return ScenarioOutcome(scenario, run.result, checks, transports[0].requests)
 
 
