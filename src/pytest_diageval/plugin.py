@@ -29,9 +29,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("diageval", "evidence-grounded diagnosis scenarios")
     group.addoption(
         "--diageval-record",
-        choices=RECORD_MODES,
+        choices=(*RECORD_MODES, "stale"),
         default="none",
-        help="cassette record mode (pytest-recording's names): none replays only (default)",
+        help="cassette record mode (pytest-recording's names): none replays only (default);"
+        " stale re-records exactly the scenarios whose cassettes are stale or missing",
     )
     group.addoption(
         "--diageval-base-url",
@@ -68,8 +69,12 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_diageval.harness.report import DiagevalReporter
     from pytest_diageval.harness.settings import SETTINGS_KEY, RunSettings
 
+    record = config.getoption("diageval_record")
+    if record == "stale":
+        _start_stale_rerecording(config)
     config.stash[SETTINGS_KEY] = RunSettings.from_env(
-        config.getoption("diageval_record"),
+        # stale: replay what is recorded, record what is missing; stale ones get rewrite.
+        "once" if record == "stale" else record,
         config.getoption("diageval_base_url"),
         config.getoption("diageval_model"),
         config.getoption("diageval_timeout"),
@@ -82,6 +87,17 @@ def pytest_configure(config: pytest.Config) -> None:
     # instructor logs every failed attempt at ERROR; the items report those failures
     # themselves, compactly, so the same text three more times is only noise.
     logging.getLogger("instructor").setLevel(logging.CRITICAL)
+
+
+def _start_stale_rerecording(config: pytest.Config) -> None:
+    if config.getoption("numprocesses", None):
+        raise pytest.UsageError(
+            "--diageval-record=stale runs in one process (drop -n): it replays every cassette"
+            " first to find the stale ones, then records only those"
+        )
+    from pytest_diageval.harness.stale import StaleRerecording
+
+    config.pluginmanager.register(StaleRerecording(config), "diageval-stale")
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -121,12 +137,25 @@ def item_payload(item: Any) -> dict[str, Any]:
         "audit": None,
         "key": item.key,
         "message": item.check_message(),
+        "stale": stale_cassette(node, run.error),
     }
     wants_audit = item.config.getoption("diageval_report") is not None
     if wants_audit and not node.audit_reported:
         node.audit_reported = True
         payload["audit"] = audit_record(node.scenario, node.path, run, item.config.rootpath)
     return payload
+
+
+def stale_cassette(node: Any, error: BaseException | None) -> dict[str, Any] | None:
+    """What the end-of-run re-record command needs from a scenario whose cassette is stale."""
+    from pytest_diageval.harness.rerecord import display_path
+    from pytest_diageval.harness.stale import is_stale_error
+
+    if node.cassette is None or not is_stale_error(error):
+        return None
+    metadata = node.recording_metadata()
+    options = [] if metadata is None else metadata.options()
+    return {"file": display_path(node.path), "options": options}
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -257,7 +258,11 @@ def test_a_prompt_change_fails_as_a_stale_cassette_with_diff_and_command(
     result = pytester.runpytest()
 
     result.assert_outcomes(failed=11)
-    command = f"pytest {NODE} --diageval-record=rewrite"
+    # This interpreter, the node, and the endpoint, model and timeout of the recording.
+    command = (
+        f"{shlex.quote(sys.executable)} -m pytest {NODE} --diageval-record=rewrite"
+        " --diageval-base-url http://127.0.0.1:*/v1 --diageval-model m --diageval-timeout 60"
+    )
     result.stdout.fnmatch_lines(
         [
             "scenario high-memory-positive (HighMemoryUsage 证据存在时 PASS) — expectation"
@@ -274,7 +279,8 @@ def test_a_prompt_change_fails_as_a_stale_cassette_with_diff_and_command(
         ]
     )
     # The diff and the command are shown once, on the first item; the others refer to it.
-    assert result.outlines.count(f"Re-record this scenario with: {command}") == 1
+    hints = [line for line in result.outlines if line.startswith("Re-record this scenario")]
+    assert len(hints) == 1
     assert result.outlines.count("+++ this run") == 1
     assert result.outlines.count(f"(the full message is shown once, under {NODE}::verdict)") == 10
 
@@ -318,7 +324,8 @@ def test_recorded_interactions_left_unplayed_fail_the_items(
             f"UnplayedInteractionsError: cassette {cassette}: 1 of 5 recorded interaction(s)"
             " were never replayed: #5 stage verifier, round 1. The run took a shorter path"
             " than when it was recorded.",
-            f"Re-record this scenario with: pytest {NODE} --diageval-record=rewrite",
+            f"Re-record this scenario with: {shlex.quote(sys.executable)} -m pytest {NODE}"
+            " --diageval-record=rewrite --diageval-base-url * --diageval-model m*",
         ]
     )
 

@@ -3,7 +3,9 @@ a prompt edit makes the recorded scenario fail as stale, with the diff and the c
 
 from __future__ import annotations
 
+import shlex
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,7 +51,9 @@ def test_editing_one_prompt_line_fails_the_live_recording_as_stale_with_the_diff
             "+++ this run",
             "-1. steps 最多 4 条，*",
             "+1. steps 最多 5 条，*",
-            "Re-record this scenario with: pytest scenarios/live/live-high-memory.yaml"
-            "::live-high-memory --diageval-record=rewrite",
+            # Recorded before cassettes kept their timeout: endpoint and model from the requests.
+            f"Re-record this scenario with: {shlex.quote(sys.executable)} -m pytest"
+            " scenarios/live/live-high-memory.yaml::live-high-memory --diageval-record=rewrite"
+            " --diageval-base-url http://127.0.0.1:18080/v1 --diageval-model gemma3-270m",
         ]
     )

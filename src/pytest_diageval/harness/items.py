@@ -7,7 +7,8 @@ items of one scenario carry one ``xdist_group`` so they stay on one worker.
 
 from __future__ import annotations
 
-import shlex
+import dataclasses
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,12 @@ from pytest_diageval.harness.loader import (
 )
 from pytest_diageval.harness.markers import register_tag
 from pytest_diageval.harness.report import audit_trail, scenario_summary
+from pytest_diageval.harness.rerecord import (
+    RecordingMetadata,
+    display_path,
+    read_metadata,
+    rerecord_command,
+)
 from pytest_diageval.harness.runner import ScenarioRun, run_scenario
 from pytest_diageval.harness.scenario import Scenario
 from pytest_diageval.harness.settings import SETTINGS_KEY, RecordMode, configured_cassette_dir
@@ -72,6 +79,8 @@ class ScenarioFile(pytest.File):
             )
         except ScenarioError as exc:
             raise self.CollectError(str(exc)) from None
+        if cassette is not None:  # `scenarios/live/../../cassettes/x.yaml` reads badly
+            cassette = Path(os.path.normpath(cassette))
         yield ScenarioNode.from_parent(
             self, name=scenario.scenario_id, scenario=scenario, cassette=cassette
         )
@@ -96,6 +105,8 @@ class ScenarioNode(pytest.Collector):
         self._run: ScenarioRun | None = None
         self.audit_reported = False
         self.failures = ScenarioFailures()
+        self.record_mode: RecordMode | None = None
+        """Overrides the run's record mode for this scenario (``--diageval-record=stale``)."""
 
     def collect(self) -> Iterator[ScenarioItem]:
         for key in self.scenario.expect.present_keys():
@@ -109,21 +120,31 @@ class ScenarioNode(pytest.Collector):
 
     def run(self) -> ScenarioRun:
         if self._run is None:
+            settings = self.config.stash[SETTINGS_KEY]
+            if self.record_mode is not None:
+                settings = dataclasses.replace(settings, record_mode=self.record_mode)
             self._run = run_scenario(
                 self.scenario,
                 self.path,
                 cassette=self.cassette,
-                settings=self.config.stash[SETTINGS_KEY],
+                settings=settings,
                 rerecord_command=self.rerecord_command("rewrite"),
             )
         return self._run
 
+    def forget_run(self) -> None:
+        """Drop the cached run, so the next :meth:`run` runs the scenario again."""
+        self._run = None
+
+    def recording_metadata(self) -> RecordingMetadata | None:
+        """What the scenario's cassette was recorded with (None: scripted or unreadable)."""
+        return None if self.cassette is None else read_metadata(self.cassette)
+
     def rerecord_command(self, mode: RecordMode) -> str:
-        path = self.path
-        if path.is_relative_to(Path.cwd()):
-            path = path.relative_to(Path.cwd())
-        target = f"{path}::{self.scenario.scenario_id}"
-        return f"pytest {shlex.quote(target)} --diageval-record={mode}"
+        """The command that re-records this scenario, as recorded before (never the key)."""
+        target = f"{display_path(self.path)}::{self.scenario.scenario_id}"
+        metadata = self.recording_metadata()
+        return rerecord_command([target], mode, metadata.options() if metadata else [])
 
 
 class ScenarioItem(pytest.Item):

@@ -17,6 +17,7 @@ import pytest
 
 from pytest_diageval.agents.results import ChatResult
 from pytest_diageval.harness._evidence import decision_lines, gatekeeper_lines, table
+from pytest_diageval.harness.rerecord import rerecord_command
 
 if TYPE_CHECKING:
     from pytest_diageval.harness.runner import ScenarioRun
@@ -117,6 +118,8 @@ class ScenarioSummaries:
     audits: dict[str, dict[str, Any]] = field(default_factory=dict)
     verdict_checked: set[str] = field(default_factory=set)
     """Scenarios whose ``verdict`` item ran: only they count in the confusion matrix."""
+    stale: dict[str, list[str]] = field(default_factory=dict)
+    """Files of scenarios whose cassettes are stale, with the options they were recorded with."""
     results: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     """Per scenario, every check that ran: name, outcome and its one-line message."""
 
@@ -132,6 +135,9 @@ class ScenarioSummaries:
                     "message": payload.get("message", ""),
                 }
             )
+        stale = payload.get("stale")
+        if stale is not None:
+            self.stale.setdefault(stale["file"], stale["options"])
         if payload.get("key") == "verdict":
             self.verdict_checked.add(summary["id"])
         if payload.get("audit") is not None:
@@ -229,6 +235,20 @@ class DiagevalReporter:
         write("verdict confusion matrix (rows: expected, columns: actual):")
         for line in self.summaries.confusion_lines():
             write(line)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """After pytest's last line: the one command that re-records every stale cassette."""
+        stale = self.summaries.stale
+        reporter: Any = config.pluginmanager.get_plugin("terminalreporter")
+        if not stale or reporter is None or hasattr(config, "workerinput"):
+            return
+        options = next(iter(stale.values()))
+        command = rerecord_command(list(stale), "stale", options)
+        reporter.write_line(
+            f"diageval: {len(stale)} scenario file(s) have stale or missing cassettes;"
+            " re-record exactly those with:"
+        )
+        reporter.write_line(command)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         target = self.config.getoption("diageval_report")

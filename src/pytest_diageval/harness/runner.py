@@ -18,6 +18,7 @@ from pytest_diageval.agents.usage import TokenUsage, UsageMeter
 from pytest_diageval.core.world import World
 from pytest_diageval.harness.cassettes import CassetteSession, cassette_transport
 from pytest_diageval.harness.loader import load_scenario_world
+from pytest_diageval.harness.rerecord import RecordingMetadata, write_metadata
 from pytest_diageval.harness.scenario import Scenario
 from pytest_diageval.harness.settings import RunSettings
 
@@ -99,6 +100,9 @@ def _run_cassette(
             # rewrite must not replace the committed cassette with what little it recorded.
             session.abandon()
     session.verify()
+    if endpoint is not None and not session.abandoned and session.path.is_file():
+        # What the printed re-record command needs; vcrpy rewrote the file without it.
+        write_metadata(session.path, RecordingMetadata(*endpoint, settings.timeout))
     return result
 
 

@@ -1,0 +1,140 @@
+"""Re-recording: what a cassette was recorded with, and the command that records it again.
+
+A recording writes the endpoint, the model and the timeout it used into the cassette, as a
+``diageval:`` mapping at the top of the file (never the key). vcrpy reads only
+``interactions`` and ignores it; it rewrites the file without it, so the runner writes it
+again after every recording. Older cassettes without it fall back to the endpoint and model
+of their first request.
+
+The printed command runs the interpreter of this run (``python -m pytest``), so it works
+when pasted whichever ``pytest`` is first on ``PATH``, and names everything a recording
+needs; the key comes from ``OPENAI_API_KEY`` as always.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+__all__ = [
+    "METADATA_KEY",
+    "RecordingMetadata",
+    "display_path",
+    "read_metadata",
+    "recorded_totals",
+    "rerecord_command",
+    "write_metadata",
+]
+
+METADATA_KEY = "diageval"
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_FIRST_URI = re.compile(r"^\s+uri: (\S+)/chat/completions\s*$", re.MULTILINE)
+_FIRST_MODEL = re.compile(r'^\s+"model": "([^"]+)"', re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class RecordingMetadata:
+    """What a recording was made with (any of it may be unknown for an old cassette)."""
+
+    base_url: str | None = None
+    model: str | None = None
+    timeout: float | None = None
+
+    def options(self) -> list[str]:
+        """The command-line options that record with the same endpoint, model and timeout."""
+        found = [
+            ("--diageval-base-url", self.base_url),
+            ("--diageval-model", self.model),
+            ("--diageval-timeout", None if self.timeout is None else f"{self.timeout:g}"),
+        ]
+        return [part for flag, value in found if value for part in (flag, value)]
+
+
+def read_metadata(cassette: Path) -> RecordingMetadata | None:
+    """The cassette's ``diageval:`` metadata, else its first request's endpoint and model;
+    None when the file cannot be read."""
+    try:
+        text = cassette.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    head = text.split("\ninteractions:", 1)[0]
+    if head.startswith(f"{METADATA_KEY}:"):
+        try:
+            block = yaml.safe_load(head)[METADATA_KEY]
+        except (yaml.YAMLError, TypeError, KeyError):
+            block = None
+        if isinstance(block, dict):
+            timeout = block.get("timeout")
+            return RecordingMetadata(
+                _text(block.get("base_url")),
+                _text(block.get("model")),
+                float(timeout) if isinstance(timeout, int | float) else None,
+            )
+    uri, model = _FIRST_URI.search(text), _FIRST_MODEL.search(text)
+    return RecordingMetadata(uri.group(1) if uri else None, model.group(1) if model else None)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def write_metadata(cassette: Path, metadata: RecordingMetadata) -> None:
+    """Put ``metadata`` at the top of the cassette file (replacing what was there)."""
+    text = cassette.read_text("utf-8")
+    if text.startswith(f"{METADATA_KEY}:"):
+        text = text[text.index("\ninteractions:") + 1 :]
+    block = {
+        METADATA_KEY: {
+            key: value
+            for key, value in (
+                ("base_url", metadata.base_url),
+                ("model", metadata.model),
+                ("timeout", metadata.timeout),
+            )
+            if value is not None
+        }
+    }
+    head = yaml.safe_dump(block, sort_keys=False, allow_unicode=True)
+    cassette.write_text(head + text, "utf-8")
+
+
+def display_path(path: str | os.PathLike[str]) -> str:
+    """A path as a message shows it: ``..`` resolved, relative to the working directory when
+    below it (``scenarios/live/../../cassettes/x.yaml`` → ``cassettes/x.yaml``)."""
+    normal = Path(os.path.normpath(os.path.abspath(path)))
+    cwd = Path.cwd()
+    return str(normal.relative_to(cwd)) if normal.is_relative_to(cwd) else str(normal)
+
+
+def rerecord_command(targets: Sequence[str], mode: str, options: Sequence[str] = ()) -> str:
+    """``<this python> -m pytest <targets> --diageval-record=<mode> <options>`` (the options
+    of :meth:`RecordingMetadata.options`: endpoint, model, timeout)."""
+    parts = [sys.executable, "-m", "pytest", *targets, f"--diageval-record={mode}", *options]
+    return shlex.join(parts)
+
+
+def recorded_totals(cassette: Path) -> tuple[int, int]:
+    """How many requests the cassette holds and the tokens their answers reported."""
+    try:
+        data = yaml.load(cassette.read_text("utf-8"), Loader=_Loader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return 0, 0
+    interactions = data.get("interactions") if isinstance(data, dict) else None
+    if not isinstance(interactions, list):
+        return 0, 0
+    tokens = 0
+    for interaction in interactions:
+        try:
+            body = json.loads(interaction["response"]["body"]["string"])
+            tokens += int(body["usage"]["total_tokens"])
+        except (KeyError, TypeError, ValueError):
+            continue  # an answer without usage counts no tokens
+    return len(interactions), tokens
