@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_diageval.cli_authoring import add_authoring_commands
 from pytest_diageval.local_server import DEFAULT_N_CTX
 
 __all__ = ["main"]
@@ -33,8 +34,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return result
 
 
+DESCRIPTION = "Run, record and write evidence-grounded diagnosis scenarios (pytest-diageval)."
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="diageval", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="diageval", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"diageval {_version()}")
     commands = parser.add_subparsers(title="commands")
 
     ask = commands.add_parser("ask", help="run one diagnosis against a live endpoint")
@@ -67,7 +72,17 @@ def _parser() -> argparse.ArgumentParser:
         "--startup-timeout", type=float, default=120.0, help="seconds to wait for the server"
     )
     serve.set_defaults(handler=_serve_local)
+    add_authoring_commands(commands)
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pytest-diageval")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "unknown"
 
 
 def _ask(args: argparse.Namespace) -> int:
@@ -93,11 +108,21 @@ def _ask(args: argparse.Namespace) -> int:
     )
     # instructor logs each failed attempt at ERROR; the audit below reports what matters.
     logging.getLogger("instructor").setLevel(logging.CRITICAL)
-    store = Store(args.db)
+    db = Path(args.db)
+    existed = db.exists()
+    store = Store(db)
     session_id = args.session_id or _fresh_session_id()
     result = ChatService(store=store).run(args.query, world, LLM(config), session_id=session_id)
-    print(_audit_text(result, args.db))
-    return 0 if result.status == "completed" else 1
+    if result.status == "completed":
+        print(_audit_text(result, args.db))
+        return 0
+    store.close()
+    if not existed:  # a failed first run leaves no audit file behind in the working folder
+        for leftover in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+            leftover.unlink(missing_ok=True)
+    kept = f" (session {result.session_id} kept in {args.db})" if existed else ""
+    print(f"诊断未完成: {result.error}{kept}", file=sys.stderr)
+    return 1
 
 
 def _missing_settings(args: argparse.Namespace) -> str:
@@ -122,8 +147,6 @@ def _audit_text(result: object, db: str) -> str:
     from pytest_diageval.agents.results import ChatResult
 
     assert isinstance(result, ChatResult)
-    if result.status == "error":
-        return f"诊断未完成: {result.error}\n(session {result.session_id} in {db})"
     last = result.last_round
     assert last is not None
     cited = [
@@ -137,6 +160,11 @@ def _audit_text(result: object, db: str) -> str:
         "---- audit ----",
         f"verdict: {result.final_verdict}  score: {result.final_score}"
         f"  answer: {result.answer_kind}  rounds: {len(result.rounds)}",
+        f"model verdict: {last.decision.model_verdict} {last.decision.model_score}",
+        *(
+            f"override {o.rule}: {o.from_value} -> {o.to_value} ({o.reason})"
+            for o in last.decision.overrides
+        ),
         f"gatekeeper: {last.gatekeeper.severity} {', '.join(last.gatekeeper.failed_rules)}",
         "cited evidence:",
         *(cited or ["  (none)"]),

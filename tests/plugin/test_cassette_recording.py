@@ -199,7 +199,7 @@ def test_a_rewrite_against_a_refusing_endpoint_keeps_the_committed_cassette(
     )
 
     result.assert_outcomes(failed=11)
-    result.stdout.fnmatch_lines(["*LLM unavailable: *connection failed*"])
+    result.stdout.fnmatch_lines(["*LLM unavailable (planner, round 1): *connection failed*"])
     assert cassette.read_text("utf-8") == COMMITTED
     assert sorted(p.name for p in cassette.parent.iterdir()) == ["memory.yaml"]
 
@@ -223,7 +223,7 @@ def test_a_rewrite_that_fails_after_recording_some_answers_keeps_the_committed_c
         "planner",
         *["executor"] * 3,
     ]
-    result.stdout.fnmatch_lines(["*LLM unavailable: *HTTP 500*"])
+    result.stdout.fnmatch_lines(["*LLM unavailable (*, round 1): *HTTP 500*"])
     assert cassette.read_text("utf-8") == COMMITTED
     assert sorted(p.name for p in cassette.parent.iterdir()) == ["memory.yaml"]
 

@@ -260,5 +260,5 @@ def errored() -> ChatResult:
         session_id=SESSION,
         query="q",
         status="error",
-        error="LLM unavailable: LLM unavailable (planner, round 1): connection refused",
+        error="LLM unavailable (planner, round 1): connection refused",
     )

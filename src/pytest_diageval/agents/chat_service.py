@@ -85,7 +85,7 @@ class ChatService:
             self._run_rounds(session, rounds)
             return self._complete(session, rounds)
         except LLMUnavailable as exc:
-            return self._fail(session, rounds, f"LLM unavailable: {exc}")
+            return self._fail(session, rounds, str(exc))  # "LLM unavailable (stage, round): …"
         except Exception as exc:
             # Model output is graded, never fatal; reaching here is a bug. It stays loud (the
             # exception propagates), but the session row is closed with a status first.
