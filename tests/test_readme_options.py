@@ -1,4 +1,5 @@
-"""The README's option table names every command-line option and ini name of the plugin."""
+"""The README: its option table names every option and ini name of the plugin, and it points
+at nothing outside the repository (the design is described in docs/design.md)."""
 
 from __future__ import annotations
 
@@ -37,3 +38,18 @@ def test_every_option_and_ini_name_is_in_the_readme_table() -> None:
         assert any(line.startswith(f"| `{flag}") for line in table), flag
     for name in declared.ini:
         assert any(f"| `{name}` |" in line for line in table), name
+
+
+def test_the_readme_points_at_nothing_outside_the_repository() -> None:
+    root = Path(__file__).resolve().parents[1]
+    assert "../shared" not in README
+    assert "`docs/design.md`" in README
+    design = (root / "docs" / "design.md").read_text("utf-8")
+    # The seeds are cited by their titles as the origin, not as files to read.
+    for title in (
+        "chat-verifier-agent Specification",
+        "evidence-trace-hardening Specification",
+        "ISS-007",
+    ):
+        assert title in design
+    assert "shared/seeds" not in design

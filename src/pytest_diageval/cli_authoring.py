@@ -46,7 +46,7 @@ def add_authoring_commands(commands: Any) -> None:
 
 def tool_report(world_spec: str, tool: str, arguments: dict[str, Any]) -> str:
     """The tool's output on the world, then its evidence refs as ``raw_path  text`` lines."""
-    from pytest_diageval.core.recorder import ToolInvocationRecorder
+    from pytest_diageval.core.recorder import EVIDENCE_LIST_KEYS, ToolInvocationRecorder
     from pytest_diageval.core.store import Store
     from pytest_diageval.core.tools import Toolbox
     from pytest_diageval.core.world import load_world
@@ -67,6 +67,12 @@ def tool_report(world_spec: str, tool: str, arguments: dict[str, Any]) -> str:
     if recorded.evidence_refs:
         lines.append("evidence refs (cite raw_path; quote evidence_excerpt from the text):")
         lines += [f"  {ref.raw_path}  {ref.text}" for ref in recorded.evidence_refs]
+    elif recorded.evidence_status == "no_evidence" and recorded.output is not None:
+        path = f"$.{EVIDENCE_LIST_KEYS[tool]}"
+        lines.append(
+            "evidence refs: none (no hit). A no-hit supports only a negative_observation: cite"
+            f" raw_path {path!r} with the message {recorded.output.get('message')!r} as excerpt"
+        )
     else:
         lines.append("evidence refs: none (nothing here can be cited)")
     return "\n".join(lines)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 __all__ = [
+    "diageval_run",
     "pytest_addoption",
     "pytest_collect_file",
     "pytest_configure",
@@ -156,6 +157,15 @@ def stale_cassette(node: Any, error: BaseException | None) -> dict[str, Any] | N
     metadata = node.recording_metadata()
     options = [] if metadata is None else metadata.options()
     return {"file": display_path(node.path), "options": options}
+
+
+@pytest.fixture
+def diageval_run(request: pytest.FixtureRequest) -> Any:
+    """Run a scenario file from a Python test: ``diageval_run("scenarios/x.yaml")`` returns
+    its result and the outcome of every ``expect`` key (see ``harness/fixture.py``)."""
+    from pytest_diageval.harness.fixture import ScenarioRunner
+
+    return ScenarioRunner(request.config)
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -36,7 +36,10 @@ def test_every_test_the_index_names_exists() -> None:
         if not (ROOT / file).is_file()
         or not re.search(rf"def {name}\b", (ROOT / file).read_text("utf-8"))
     ]
-    assert missing == []
+    assert missing == [], (
+        f"scenarios/README.md names tests that do not exist: {', '.join(missing)};"
+        " edit scenarios/README.md (or restore the tests)"
+    )
 
 
 def test_every_scenario_the_index_names_exists_and_every_scenario_is_indexed() -> None:
@@ -47,8 +50,14 @@ def test_every_scenario_the_index_names_exists_and_every_scenario_is_indexed() -
         for path in (ROOT / "scenarios").rglob("*.yaml")
         if "cassettes" not in path.parts
     }
-    assert named - shipped == set()
-    assert shipped - named == set()
+    assert named - shipped == set(), (
+        f"scenarios/README.md names scenario files that do not exist: {sorted(named - shipped)};"
+        " edit scenarios/README.md"
+    )
+    assert shipped - named == set(), (
+        f"{sorted(shipped - named)} are not in the index: add each to scenarios/README.md, under"
+        " the seed requirement it covers (see 'Add a scenario to the shipped suite' in README.md)"
+    )
 
 
 def test_the_index_check_sees_a_missing_test() -> None:
@@ -75,4 +84,6 @@ def test_every_seed_scenario_carries_a_seed_requirement_tag() -> None:
             tags = yaml.safe_load(path.read_text("utf-8")).get("tags", [])
             if not any(tag.startswith(wanted) for tag in tags):
                 untagged.append(f"{folder}/{path.name}")
-    assert untagged == []
+    assert untagged == [], (
+        f"{untagged} carry no seed requirement tag: edit each file's `tags:` (e.g. seed004_…)"
+    )
