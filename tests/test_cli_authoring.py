@@ -128,3 +128,49 @@ def test_scaffold_turns_a_cassette_into_a_scripted_scenario_that_replays_it(
     assert scripted.result is not None
     assert scripted.result.final_verdict == replay.result.final_verdict
     assert scripted.result.final_answer == replay.result.final_answer
+
+
+def test_scaffold_turns_an_ask_session_into_a_scripted_scenario(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    script = yaml.safe_load(EXAMPLE.read_text("utf-8"))["llm"]["script"]
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    db = tmp_path / "ask.sqlite"
+    with FakeOpenAIServer(script) as server:
+        assert (
+            main(["ask", QUERY, "--base-url", server.base_url, "--model", "m", "--db", str(db)])
+            == 0
+        )
+    asked = capsys.readouterr().out
+
+    assert main(["scaffold", str(db), "--id", "from-ask"]) == 0
+    path = tmp_path / "from-ask.yaml"
+    path.write_text(capsys.readouterr().out, "utf-8")
+
+    scenario = load_scenario(path)
+    assert scenario.query == QUERY
+    assert scenario.expect.verdict == "PASS"
+    assert scenario.llm is not None
+    assert [entry.stage for entry in scenario.llm.script or []] == [
+        "planner",
+        "executor",
+        "executor",
+        "verifier",
+    ]
+    scripted = run_scenario(
+        scenario, path, cassette=None, settings=RunSettings(), rerecord_command=""
+    )
+    assert scripted.result is not None
+    assert scripted.result.final_verdict == "PASS"
+    assert scripted.result.final_answer in asked
+
+
+def test_scaffold_of_an_empty_audit_file_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    db = tmp_path / "empty.sqlite"
+    Store(db).close()
+    assert main(["scaffold", str(db)]) == 2
+    assert capsys.readouterr().err == (
+        "diageval scaffold: the SQLite file holds no diagnosis session\n"
+    )

@@ -3,8 +3,8 @@
 - ``diageval world [--world W] <tool> '<json arguments>'``: runs one tool on a world as the
   executor's first call would, and prints its output and every evidence ref (``raw_path`` and
   the ref's text), so a citation can be copied exactly;
-- ``diageval scaffold <cassette>``: turns a recorded session into a scripted scenario
-  skeleton (one script entry per recorded answer) to edit and commit.
+- ``diageval scaffold <cassette | ask.sqlite>``: turns a recorded session (a cassette, or a
+  ``diageval ask`` session in its SQLite file) into a scripted scenario skeleton to edit.
 """
 
 from __future__ import annotations
@@ -18,7 +18,12 @@ from typing import Any
 
 import yaml
 
-__all__ = ["add_authoring_commands", "scaffold_scenario", "tool_report"]
+__all__ = [
+    "add_authoring_commands",
+    "scaffold_from_session",
+    "scaffold_scenario",
+    "tool_report",
+]
 
 _USER_QUERY = re.compile(r"<user_query>(.*?)</user_query>", re.DOTALL)
 
@@ -34,10 +39,16 @@ def add_authoring_commands(commands: Any) -> None:
     world.set_defaults(handler=_world)
 
     scaffold = commands.add_parser(
-        "scaffold", help="print a scripted scenario skeleton made from a recorded cassette"
+        "scaffold",
+        help="print a scripted scenario skeleton made from a cassette or a `diageval ask` session",
     )
-    scaffold.add_argument("cassette", type=Path, help="a cassette YAML file")
+    scaffold.add_argument(
+        "source", type=Path, help="a cassette YAML file, or the SQLite file of `diageval ask`"
+    )
     scaffold.add_argument("--id", default=None, help="scenario id (default: the file's stem)")
+    scaffold.add_argument(
+        "--session", default=None, help="session id in the SQLite file (default: the latest)"
+    )
     scaffold.set_defaults(handler=_scaffold)
 
 
@@ -162,9 +173,81 @@ def _query(interaction: dict[str, Any]) -> str:
     return "TODO: the user's question"
 
 
+def scaffold_from_session(db: Path, session_id: str | None, scenario_id: str | None) -> str:
+    """A scripted scenario from a ``diageval ask`` session kept in SQLite.
+
+    The audit keeps each agent's parsed answer, not the raw messages: all of a round's tool
+    calls become one executor turn, and an answer that could not be used (a planner or
+    verifier failure, after its re-ask) becomes two ``raw`` entries to fill in.
+    """
+    from pytest_diageval.core.store import Store
+
+    if not db.is_file():
+        raise ValueError(f"{db} does not exist")
+    store = Store(db)
+    try:
+        session_id = session_id or _latest_session(store)
+        session = store.get_session(session_id)
+        script = [entry for step in store.list_agent_steps(session_id) for entry in _entries(step)]
+    finally:
+        store.close()
+    scenario = {
+        "id": scenario_id or session_id,
+        "title": "TODO: what this scenario proves",
+        "query": session["query"],
+        "world": "default",
+        "llm": {"script": script},
+        "expect": {"verdict": session.get("final_verdict") or "PASS"},
+    }
+    text = yaml.safe_dump(scenario, allow_unicode=True, sort_keys=False, width=100)
+    return f"# Scaffolded from session {session_id} in {db.name}.\n{text}"
+
+
+def _latest_session(store: Any) -> str:
+    row = store._fetchone(  # one read of the audit file's newest session
+        "SELECT id FROM diagnosis_session ORDER BY created_at DESC, rowid DESC LIMIT 1", ()
+    )
+    if row is None:
+        raise ValueError("the SQLite file holds no diagnosis session")
+    return str(row["id"])
+
+
+def _entries(step: dict[str, Any]) -> list[dict[str, Any]]:
+    from pytest_diageval.agents.script_content import content_problems
+
+    agent, output = step["agent"], step["output"]
+    answer = {"planner": output.get("plan"), "verifier": output.get("verifier_output")}
+    if agent in answer:
+        if answer[agent] is None:
+            failed = {
+                "stage": agent,
+                "raw": f"TODO: unusable answer ({output.get('error') or output.get('failure')})",
+            }
+            return [failed, dict(failed)]  # the answer and its re-ask
+        return [{"stage": agent, "content": answer[agent]}]
+    entries: list[dict[str, Any]] = []
+    calls = [c for c in output.get("tool_calls", []) if isinstance(c.get("arguments"), dict)]
+    if calls:
+        listed = [{"name": c["name"], "arguments": c["arguments"]} for c in calls]
+        entries.append({"stage": "executor", "tool_calls": listed})
+    final = _json_or(output.get("final_answer") or "")
+    if isinstance(final, dict):
+        entry: dict[str, Any] = {"stage": "executor", "content": final}
+        if content_problems("executor", final):
+            entry["invalid"] = True
+        entries.append(entry)
+    else:
+        entries.append({"stage": "executor", "raw": output.get("final_answer") or ""})
+    return entries
+
+
 def _scaffold(args: argparse.Namespace) -> int:
     try:
-        sys.stdout.write(scaffold_scenario(args.cassette, args.id))
+        if args.source.read_bytes()[:16] == b"SQLite format 3\x00":
+            text = scaffold_from_session(args.source, args.session, args.id)
+        else:
+            text = scaffold_scenario(args.source, args.id)
+        sys.stdout.write(text)
     except (OSError, ValueError, KeyError, yaml.YAMLError) as exc:
         print(f"diageval scaffold: {exc}", file=sys.stderr)
         return 2
