@@ -95,6 +95,19 @@ def test_world_prints_the_output_and_every_ref_to_cite(
     assert "内存使用率过高: 91.0%, JVM堆内存: 3.8GB/4GB" in refs[4]
 
 
+def test_world_says_how_a_no_hit_may_be_cited(capsys: pytest.CaptureFixture[str]) -> None:
+    arguments = '{"service": "inventory-service", "keywords": ["HikariCP"]}'
+    assert main(["world", "query_logs", arguments]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(
+        "query_logs on world default: success=true evidence_status=no_evidence"
+    )
+    assert out[-1] == (
+        "evidence refs: none (no hit). A no-hit supports only a negative_observation: cite"
+        " raw_path '$.logs' with the message '未找到匹配的日志' as excerpt"
+    )
+
+
 def test_world_refuses_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["world", "query_logs", "[1]"]) == 2
     assert capsys.readouterr().err == "diageval world: the arguments must be a JSON object\n"

@@ -64,6 +64,9 @@ def test_a_recording_stores_endpoint_model_and_timeout_but_never_the_key(
     text = cassette.read_text("utf-8")
     assert yaml.safe_load(text)["diageval"] == {"base_url": base_url, "model": "m", "timeout": 30.0}
     assert KEY not in text
+    # Every request's uri without the port, which changes from one local server to the next.
+    uris = {line.strip() for line in text.splitlines() if line.strip().startswith("uri: ")}
+    assert uris == {"uri: http://127.0.0.1/v1/chat/completions"}
     metadata = read_metadata(cassette)
     assert metadata is not None
     assert metadata.options() == [

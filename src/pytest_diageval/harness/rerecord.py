@@ -86,9 +86,18 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+_URI_PORT = re.compile(r"^(\s+uri: [a-z]+://[^/:\s]+):\d+(?=/)", re.MULTILINE)
+
+
 def write_metadata(cassette: Path, metadata: RecordingMetadata) -> None:
-    """Put ``metadata`` at the top of the cassette file (replacing what was there)."""
-    text = cassette.read_text("utf-8")
+    """Put ``metadata`` at the top of the cassette file (replacing what was there), and drop
+    the port from every request's ``uri``.
+
+    Requests match on their path, and a local server's port changes from run to run: left in,
+    it would make every re-recording a diff of every ``uri`` line. The endpoint a recording
+    used, port included, is the metadata's ``base_url``.
+    """
+    text = _URI_PORT.sub(r"\1", cassette.read_text("utf-8"))
     if text.startswith(f"{METADATA_KEY}:"):
         text = text[text.index("\ninteractions:") + 1 :]
     block = {
@@ -103,7 +112,9 @@ def write_metadata(cassette: Path, metadata: RecordingMetadata) -> None:
         }
     }
     head = yaml.safe_dump(block, sort_keys=False, allow_unicode=True)
-    cassette.write_text(head + text, "utf-8")
+    staged = cassette.with_name(f".{cassette.name}.metadata")  # never a half-written cassette
+    staged.write_text(head + text, "utf-8")
+    staged.replace(cassette)
 
 
 def display_path(path: str | os.PathLike[str]) -> str:
