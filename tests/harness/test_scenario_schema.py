@@ -73,8 +73,9 @@ ACCEPTED = {
     ),
     "a plain-text hypothesis and a null id": (
         "{cassette: c.yaml}",
-        "{script: [{stage: executor, content: {claims: [], hypotheses: [h, {hypothesis_id: null,"
-        " hypothesis_text: t}]}}]}",
+        "{script: [{stage: executor, content: {answer_version: '2', diagnosis_summary: '',"
+        " claims: [], recommended_actions: [], missing_info: [], user_facing_answer: '',"
+        " hypotheses: [h, {hypothesis_id: null, hypothesis_text: t}]}}]}",
     ),
 }
 # (old text, new text, field the loader names, field the schema names: the same but for an

@@ -129,11 +129,18 @@ def test_raw_and_raw_arguments_stay_free(tmp_path: Path) -> None:
 
 
 def test_the_agents_plain_text_forms_are_accepted() -> None:
-    contract = {"claims": [], "hypotheses": ["可能是内存泄漏"], "missing_info": ["GC 日志"]}
+    contract = {
+        "answer_version": "2",
+        "diagnosis_summary": "",
+        "claims": [],
+        "hypotheses": ["可能是内存泄漏"],
+        "recommended_actions": ["采集堆 dump"],
+        "missing_info": ["GC 日志"],
+        "user_facing_answer": "",
+    }
     assert content_problems("executor", contract) == []
-    assert [p.loc for p in content_problems("executor", {"claims": [], "hypotheses": [3]})] == [
-        ("hypotheses", 0)
-    ]
+    wrong = {**contract, "hypotheses": [3]}
+    assert [p.loc for p in content_problems("executor", wrong)] == [("hypotheses", 0)]
 
 
 def test_content_that_is_not_json_data() -> None:
