@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 INDEX = ROOT / "scenarios" / "README.md"
 TEST_REF = re.compile(r"`(tests/[\w/]+\.py)?::(\w+)")
 SCENARIO_REF = re.compile(
-    r"`((?:matrix|regression|verifier|routing|evidence|worlds|live)/[\w.-]+\.yaml)`"
+    r"`((?:matrix|regression|verifier|routing|evidence|soundness|worlds|live)/[\w.-]+\.yaml)`"
 )
 
 
@@ -69,7 +69,8 @@ def test_the_index_check_sees_a_missing_test() -> None:
 
 def test_every_seed_scenario_carries_a_seed_requirement_tag() -> None:
     """matrix/ and regression/ encode 004 (seed004_*); verifier/, routing/ and evidence/ encode
-    the spec scenarios of 000 and 003 (seed000_* / seed003_*). Tags become pytest markers, so
+    the spec scenarios of 000 and 003 (seed000_* / seed003_*); soundness/ the hole classes of
+    issue 10, each tagged with the 004 or 000 sentence it answers. Tags become pytest markers, so
     ``pytest scenarios -m seed000_reject_no_retry`` selects what covers one requirement."""
     prefixes = {
         "matrix": ("seed004_",),
@@ -77,6 +78,7 @@ def test_every_seed_scenario_carries_a_seed_requirement_tag() -> None:
         "verifier": ("seed000_", "seed003_"),
         "routing": ("seed000_", "seed003_"),
         "evidence": ("seed000_", "seed003_"),
+        "soundness": ("seed004_", "seed000_"),
     }
     untagged = []
     for folder, wanted in prefixes.items():

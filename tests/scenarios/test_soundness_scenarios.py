@@ -1,0 +1,105 @@
+"""The soundness scenarios (scenarios/soundness/) do what their notes say, and can fail.
+
+No ``expect`` key reads the verdict's overrides or the claim ceilings, yet each soundness
+scenario's notes name the rule that stops its hole. This test runs every file and pins exactly
+those rules, so a scenario that reaches the right verdict for another reason fails here. Two
+mutations show that the answer expectations are not vacuous: a composer that publishes the
+executor's answer whatever it says, and one that keeps hidden characters, each fail the
+scenario's ``answer_forbidden_keywords`` item.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_diageval.core import composer, verified_claims
+from support.scenario_runs import failed_keys, load_raw, run_file
+
+SOUNDNESS_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "soundness"
+
+# The code's verdict differs from the verifier's PASS 1.0: one override each for the verdict and
+# the score.
+MATRIX: list[tuple[str, int | None]] = [("verdict.matrix", None), ("verdict.score", None)]
+# file -> (overrides as (rule, fact index), claim ceilings as (claim, ceiling, rule))
+RULES: dict[str, tuple[list[tuple[str, int | None]], list[tuple[str, str, str | None]]]] = {
+    "runbook-substituted-for-incident-binding.yaml": (
+        [("fact.claim_ceiling", 0), *MATRIX],
+        [("claim-1", "indirect_support", "claim.runbook_binding")],
+    ),
+    "runbook-only-claim-verifier-cites-incident.yaml": (
+        [("fact.claim_ceiling", 1), ("fact.ref_not_bound", 1), *MATRIX],
+        [
+            ("claim-1", "direct_evidence", None),
+            ("claim-2", "indirect_support", "claim.runbook_binding"),
+        ],
+    ),
+    "claim-without-bindings-support-none.yaml": (
+        [("fact.claim_ceiling", 1), *MATRIX],
+        [("claim-1", "direct_evidence", None), ("claim-2", "no_evidence", "claim.no_bindings")],
+    ),
+    "verifier-demotes-claim-to-non-critical.yaml": (
+        [("fact.criticality", 1), *MATRIX],
+        [("claim-1", "direct_evidence", None), ("claim-2", "no_evidence", "claim.no_bindings")],
+    ),
+    "extra-sentence-outside-claims.yaml": ([], [("claim-1", "direct_evidence", None)]),
+    "fact-cites-evidence-claim-never-bound.yaml": (
+        [("fact.ref_not_bound", 0), *MATRIX],
+        [("claim-1", "direct_evidence", None), ("claim-2", "direct_evidence", None)],
+    ),
+    "no-hit-of-another-subject.yaml": (
+        [("fact.claim_ceiling", 1), *MATRIX],
+        [
+            ("claim-1", "direct_evidence", None),
+            ("claim-2", "no_evidence", "claim.negative_subject"),
+        ],
+    ),
+    "invented-fact-with-runbook-claim.yaml": (
+        [("fact.evidence_level_cap", 0), *MATRIX],
+        [("claim-1", "indirect_support", "claim.runbook_binding")],
+    ),
+    "hidden-characters-stripped.yaml": ([], [("claim-1", "direct_evidence", None)]),
+    "faithful-answer-published-verbatim.yaml": (
+        [],
+        [("claim-1", "direct_evidence", None), ("claim-2", "direct_evidence", None)],
+    ),
+}
+
+
+def test_every_soundness_scenario_is_pinned_here_and_tagged_soundness() -> None:
+    paths = sorted(SOUNDNESS_DIR.glob("*.yaml"))
+    assert sorted(RULES) == [path.name for path in paths]
+    untagged = [p.name for p in paths if "soundness" not in load_raw(p).get("tags", [])]
+    assert untagged == []
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_the_rule_the_notes_name_is_the_one_that_decides(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outcome = run_file(SOUNDNESS_DIR / name, monkeypatch)
+    assert failed_keys(outcome) == set()
+    decision = outcome.result.rounds[-1].decision
+    overrides, ceilings = RULES[name]
+    assert [(o.rule, o.fact_index) for o in decision.overrides] == overrides
+    assert [(c.claim_id, c.ceiling, c.rule) for c in decision.claim_ceilings] == ceilings
+
+
+def test_a_composer_that_publishes_every_statement_fails_the_extra_sentence_scenario(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(composer, "_allowed", lambda statement, used: True)
+    outcome = run_file(SOUNDNESS_DIR / "extra-sentence-outside-claims.yaml", monkeypatch)
+    assert "内存泄漏已确认，请立即重启。" in outcome.result.final_answer
+    assert failed_keys(outcome) == {"answer_forbidden_keywords", "composer", "required_keywords"}
+
+
+def test_a_composer_that_keeps_hidden_characters_fails_the_hidden_character_scenario(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for module in (composer, verified_claims):
+        monkeypatch.setattr(module, "strip_control", lambda text: text)
+    outcome = run_file(SOUNDNESS_DIR / "hidden-characters-stripped.yaml", monkeypatch)
+    assert "\u202e" in outcome.result.final_answer
+    assert failed_keys(outcome) == {"answer_forbidden_keywords", "required_keywords"}
