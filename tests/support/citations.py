@@ -74,4 +74,14 @@ def claim_data(text: str, bindings: list[dict[str, Any]], **fields: Any) -> dict
 
 
 def make_contract(*claims: dict[str, Any], answer: str = MEMORY) -> ExecutorContract:
-    return ExecutorContract.model_validate({"claims": list(claims), "user_facing_answer": answer})
+    return ExecutorContract.model_validate(
+        {
+            "answer_version": "2",
+            "diagnosis_summary": "order-service 告警核查。",
+            "claims": list(claims),
+            "hypotheses": [],
+            "recommended_actions": [],
+            "missing_info": [],
+            "user_facing_answer": answer,
+        }
+    )

@@ -219,6 +219,8 @@ class Generated:
                     }
                     for c in self.claims
                 ],
+                "hypotheses": [],
+                "missing_info": [],
                 "recommended_actions": [
                     {"action_id": f"action-{n}", "action_text": text}
                     for n, text in enumerate(self.actions, start=1)
