@@ -291,3 +291,34 @@ def test_a_second_claim_reusing_an_id_still_counts() -> None:
         return  # refusing duplicate claim ids in the contract closes the hole as well
     outcome = check_property(case, known_hole=False)
     assert outcome.decision.derived_verdict != "PASS"
+
+
+def _stitched_case() -> Generated:
+    """The payment-service CPU claim cites a real but unrelated citation (the order-service
+    memory alert) and the verifier calls it direct; the answer adds a sentence stitched from
+    the claim's subject and that alert's words."""
+    alert = GenBinding("faithful", "prefix", {
+        "tool_name": "query_metrics", "source_invocation_id": 1, "raw_path": "$.alerts[0]",
+        "evidence_excerpt": "HighMemoryUsage firing, service=order-service, current=91%"},
+        "query_metrics")  # fmt: skip
+    cpu = GenClaim("claim-1", "cpu", "observation", "direct", CLAIM_TEXTS["cpu"], (alert,))
+    extra = "payment-service 当前存在 HighMemoryUsage 告警。"
+    fact = {"fact": CLAIM_TEXTS["cpu"], "claim_id": "claim-1", "is_critical": True,
+            "verification": "direct_evidence", "detail": "告警原文。",
+            "evidence_refs": [{"trace_ref": "trace-1", "source_invocation_ids": [1]}]}  # fmt: skip
+    verifier = {"verdict": "PASS", "groundedness_score": 1.0, "critical_fact_count": 1,
+                "facts_checked": [fact], "rationale": "generated"}  # fmt: skip
+    pieces = [Piece("claim", "cpu", CLAIM_TEXTS["cpu"]), Piece("extra", extra, extra)]
+    return Generated([cpu], pieces, verifier)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 10 hole: statements.backing_claim pools a claim's text with the verified"
+    " text of its bindings, so a statement stitched from the claim's subject (payment-service)"
+    " and the words of an unrelated bound item (the order-service HighMemoryUsage alert) counts"
+    " as backed, and a false sentence outside every claim is published verbatim on PASS",
+)
+def test_a_sentence_stitched_from_claim_and_evidence_words_is_not_published() -> None:
+    outcome = check_property(_stitched_case(), known_hole=False)
+    assert "payment-service 当前存在 HighMemoryUsage" not in outcome.composition.answer
