@@ -100,27 +100,10 @@ def leaked_extras(answer: str) -> list[str]:
     return leaked + [repr(ch) for ch in HIDDEN if ch in answer]
 
 
-def listed_claimless_facts(case: Generated, answer: str) -> list[str]:
-    """Numbered finding lines of a template that are a verifier fact outside every claim."""
-    claim_texts = {clean(c.text).strip() for c in case.claims}
-    ids = {c.claim_id for c in case.claims}
-    outside = {
-        f["fact"]
-        for f in case.verifier["facts_checked"]
-        if f["claim_id"] not in ids and f["fact"].strip() not in claim_texts
-    }
-    lines = [re.sub(r"^\d+\. ", "", line) for line in answer.split("\n")]
-    return [line for line in lines if line in outside]
-
-
-def check_property(case: Generated, *, known_hole: bool = True) -> Outcome:
+def check_property(case: Generated) -> Outcome:
     outcome = run_pipeline(case)
     answer = outcome.composition.answer
     leaked = leaked_extras(answer)
-    if known_hole and leaked and listed_claimless_facts(case, answer):
-        # The known hole pinned (xfail) by test_an_extra_sentence_the_verifier_confirms_...:
-        # once it is fixed, that test passes strictly and this exemption goes.
-        return outcome
     assert leaked == [], answer
     if outcome.decision.derived_verdict == "PASS":
         assert unsound_pass_statements(case, outcome) == [], answer
@@ -242,16 +225,9 @@ def _extra_sentence_case() -> Generated:
     return Generated([memory], pieces, verifier)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 10 hole: verified_claims.answer_facts lists a verifier fact outside every"
-    " claim as a confirmed finding of the LOW_CONFID disclaimer when it restates a sentence of"
-    " the executor's answer and its self-chosen refs reach incident evidence, so an extra"
-    " sentence of the answer (内存泄漏已确认，请立即重启。) reaches the user as a finding",
-)
 def test_an_extra_sentence_the_verifier_confirms_is_never_listed_as_a_finding() -> None:
     case = _extra_sentence_case()
-    outcome = check_property(case, known_hole=False)
+    outcome = check_property(case)
     assert outcome.decision.derived_verdict == "LOW_CONFID"
     assert "内存泄漏已确认" not in outcome.composition.answer
 
@@ -276,20 +252,13 @@ def _duplicate_id_case() -> Generated:
     return Generated([memory, leak], pieces, verifier)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 10 hole: a second claim reusing an earlier claim_id escapes the verdict"
-    " (claim_ceilings keeps the first claim of an id, claim_of and unchecked_claims treat the"
-    " id as checked, select_claims skips the id as seen), so an unsupported root cause in the"
-    " contract leaves PASS 1.0 and is not even listed in composer_output.claims_dropped",
-)
 def test_a_second_claim_reusing_an_id_still_counts() -> None:
     case = _duplicate_id_case()
     try:
         case.contract()
     except ValidationError:
         return  # refusing duplicate claim ids in the contract closes the hole as well
-    outcome = check_property(case, known_hole=False)
+    outcome = check_property(case)
     assert outcome.decision.derived_verdict != "PASS"
 
 
@@ -312,13 +281,6 @@ def _stitched_case() -> Generated:
     return Generated([cpu], pieces, verifier)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 10 hole: statements.backing_claim pools a claim's text with the verified"
-    " text of its bindings, so a statement stitched from the claim's subject (payment-service)"
-    " and the words of an unrelated bound item (the order-service HighMemoryUsage alert) counts"
-    " as backed, and a false sentence outside every claim is published verbatim on PASS",
-)
 def test_a_sentence_stitched_from_claim_and_evidence_words_is_not_published() -> None:
-    outcome = check_property(_stitched_case(), known_hole=False)
+    outcome = check_property(_stitched_case())
     assert "payment-service 当前存在 HighMemoryUsage" not in outcome.composition.answer

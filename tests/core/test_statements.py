@@ -13,7 +13,7 @@ from pytest_diageval.core.statements import (
     split_statements,
     strip_control,
 )
-from support.citations import LOG_91, MEMORY, NEG_INVENTORY
+from support.citations import MEMORY, NEG_INVENTORY
 
 
 def test_split_statements_cuts_clauses_but_not_numbers() -> None:
@@ -45,7 +45,7 @@ def test_content_tokens_are_words_and_cjk_bigrams_without_framing(
 
 
 SOURCES = [
-    ClaimSource("claim-1", MEMORY, (LOG_91,)),
+    ClaimSource("claim-1", MEMORY),
     ClaimSource("claim-2", NEG_INVENTORY),
     ClaimSource("claim-3", "order-service 日志显示内存使用率过高，另有泄漏风险提示。"),
 ]
@@ -56,7 +56,7 @@ SOURCES = [
     [
         ("order-service 当前存在 HighMemoryUsage 告警", "claim-1"),  # the claim's own words
         ("内存使用率达到 91.0%", "claim-1"),  # 91 and 91.0 are one number
-        ("JVM堆内存 3.8GB/4GB", "claim-1"),  # from the claim's verified log line
+        ("JVM堆内存 3.8GB/4GB", None),  # in the cited log line, not in the claim's text
         ("order-service 内存使用率达到 95%", None),  # another number
         ("order-service 当前不存在 HighMemoryUsage 告警", None),  # negation parity
         ("inventory-service 存在 HikariCP 连接池耗尽", None),  # a negative claim's positive

@@ -12,6 +12,7 @@ none at all (whatever ``support_level`` says)     no_evidence         ``claim.no
 none passed                                       no_evidence         ``claim.bindings_failed``
 passed, incident evidence (metrics, logs items)   direct_evidence
 a passed binding on ``lookup_knowledge``          indirect_support    ``claim.runbook_binding``
+names a service none of its cited items is about  no_evidence         ``claim.subject_not_cited``
 positive claim, passed only on no-hit searches    no_evidence         ``claim.no_hit_not_support``
 negative claim, no passed no-hit search        no_evidence      ``claim.negative_without_no_hit``
 negative claim, no-hit of another subject         no_evidence         ``claim.negative_subject``
@@ -134,7 +135,7 @@ def _ceiling(
     if claim.claim_type == "negative_observation":
         ceiling = _negative_ceiling(claim, passed, by_id)
     else:
-        ceiling = _positive_ceiling(claim, passed)
+        ceiling = _positive_ceiling(claim, passed, by_id)
     ceiling = ceiling.model_copy(update={"bound_invocation_ids": bound})
     return _apply_support_level(claim, ceiling)
 
@@ -145,7 +146,9 @@ def _is_no_hit(row: CheckedBinding) -> bool:
     return row.raw_path is not None and row.raw_path.strip() in NO_HIT_RAW_PATHS.values()
 
 
-def _positive_ceiling(claim: Claim, passed: Sequence[CheckedBinding]) -> ClaimCeiling:
+def _positive_ceiling(
+    claim: Claim, passed: Sequence[CheckedBinding], by_id: Mapping[int, ToolInvocation]
+) -> ClaimCeiling:
     base = {"claim_id": claim.claim_id, "claim_type": claim.claim_type}
     items = [row for row in passed if not _is_no_hit(row)]
     if not items:
@@ -165,11 +168,45 @@ def _positive_ceiling(claim: Claim, passed: Sequence[CheckedBinding]) -> ClaimCe
             reason=f"claim {claim.claim_id} rests on runbook / knowledge guidance"
             " (lookup_knowledge); guidance is never a confirmed incident fact",
         )
+    stray = _services_not_cited(claim.claim_text, items, by_id)
+    if stray:
+        return ClaimCeiling(
+            **base,
+            ceiling="no_evidence",
+            rule="claim.subject_not_cited",
+            reason=f"claim {claim.claim_id} names {', '.join(stray)}, but none of the items"
+            " it cites is about that service",
+        )
     return ClaimCeiling(
         **base,
         ceiling="direct_evidence",
         reason=f"claim {claim.claim_id} cites incident evidence that passed the gatekeeper",
     )
+
+
+def _services_not_cited(
+    claim_text: str, items: Sequence[CheckedBinding], by_id: Mapping[int, ToolInvocation]
+) -> list[str]:
+    """The ``*-service`` names of the claim that no cited item (its text or the service its
+    call asked for) is about: evidence about payment-service says nothing about inventory."""
+    named = sorted(set(_SERVICE_RE.findall(claim_text.lower())))
+    cited: set[str] = set()
+    for row in items:
+        invocation = by_id.get(row.source_invocation_id or -1)
+        if invocation is None:
+            continue
+        asked = _param(invocation, "service")
+        if asked:
+            cited.add(asked)
+        cited.update(_SERVICE_RE.findall(_ref_text(invocation, row.raw_path).lower()))
+    return [service for service in named if service not in cited]
+
+
+def _ref_text(invocation: ToolInvocation, raw_path: str | None) -> str:
+    details = invocation.retrieval_details
+    refs = [] if details is None or details.evidence_refs is None else details.evidence_refs
+    wanted = (raw_path or "").strip()
+    return next((ref.text for ref in refs if ref.raw_path == wanted), "")
 
 
 def _negative_ceiling(

@@ -52,7 +52,6 @@ from pytest_diageval.core.verified_claims import (
     ClaimSelection,
     DroppedClaim,
     UsedClaim,
-    answer_facts,
     select_claims,
 )
 
@@ -97,7 +96,6 @@ def compose_answer(
         composition = _direct(selection, executor_answer)
     elif route.action in ("disclaimer", "degraded"):
         findings = [_finding(u) for u in selection.used]
-        findings += answer_facts(decision, contract, executor_answer)
         unquotable = _unquotable(decision, gatekeeper)
         if route.action == "disclaimer":
             answer = disclaimer_answer(decision, findings, unquotable)

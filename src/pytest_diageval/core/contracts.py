@@ -166,6 +166,15 @@ class ExecutorContract(_ModelOutput):
     missing_info: list[MissingInfo]
     user_facing_answer: str
 
+    @model_validator(mode="after")
+    def _claim_ids_unique(self) -> ExecutorContract:
+        # Claims are judged by id: a second claim under an id would hide behind the first.
+        ids = [claim.claim_id for claim in self.claims]
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            raise ValueError(f"claim_id must be unique; repeated: {', '.join(repeated)}")
+        return self
+
 
 class ParseStatus(_CodeOutput):
     status: Literal["valid", "failed"]

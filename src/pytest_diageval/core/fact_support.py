@@ -278,11 +278,11 @@ def unchecked_claims(
     round must know which claim to support). It is executor text nobody verified, so the
     templates never print it: they find these facts by :data:`CLAIM_UNCHECKED_RULE`.
     """
-    checked_ids = {fact.claim_id for fact in facts if fact.claim_id is not None}
-    checked_texts = {fact.fact.strip() for fact in facts}
+    # A fact checks the one claim claim_of finds (by id, else the first claim of its text).
+    checked = {id(claim) for fact in facts if (claim := claim_of(fact, claims)) is not None}
     added: list[FactChecked] = []
     for claim in claims:
-        if claim.claim_id in checked_ids or claim.claim_text.strip() in checked_texts:
+        if id(claim) in checked:
             continue
         reason = f"the verifier did not check claim {claim.claim_id}; every claim must be checked"
         overrides.append(

@@ -11,11 +11,12 @@ sentence. Hence the rules are strict and simple:
 * **Tokens**: Latin words and numbers as ``core.excerpt_tokens`` reads them (NFKC, casefold,
   numbers by value), CJK runs as overlapping character *bigrams* (``内存泄漏`` = 内存 存泄 泄漏),
   so a statement cannot be stitched together from common single characters.
-* **Backed** by one claim: every content token of the statement occurs in that claim's text or
-  in the gatekeeper-verified text of its bindings, and the statement carries exactly the
-  negation markers of the claim text (``不 未 没 无 not no …``): a negative observation cannot
-  back its positive restatement, nor a positive claim its denial. A statement that merges two
-  claims is not backed (the composer lists both instead).
+* **Backed** by one claim: every content token of the statement occurs in that claim's text,
+  and the statement carries exactly the negation markers of the claim text (``不 未 没 无 not
+  no …``): a negative observation cannot back its positive restatement, nor a positive claim
+  its denial. The claim's evidence texts are not pooled in: a statement could take its subject
+  from the claim and its facts from an unrelated item the claim happens to cite. A statement
+  that merges two claims is not backed (the composer lists both instead).
 * **Framing** (:data:`FRAMING_WORDS`: 已确认, 经核验, 结论 …) carries no content and is ignored;
   a statement of framing only is neutral. CJK function characters (:data:`FUNCTION_CHARS`:
   了 的 在 对 一 次 …) are dropped before the bigrams are formed, on both sides, so "出现了一次"
@@ -77,11 +78,10 @@ _KEEP_CONTROLS = frozenset("\n\t")
 
 @dataclass(frozen=True)
 class ClaimSource:
-    """What may back a statement: a verified claim's text and its verified evidence texts."""
+    """What may back a statement: a verified claim's id and text."""
 
     claim_id: str
     claim_text: str
-    evidence_texts: tuple[str, ...] = ()
 
 
 def strip_control(text: str) -> str:
@@ -130,8 +130,6 @@ def backing_claim(statement: str, claims: Sequence[ClaimSource]) -> str | None:
         if _negations(claim.claim_text) != negations:
             continue
         available = set(content_tokens(claim.claim_text))
-        for text in claim.evidence_texts:
-            available.update(content_tokens(text))
         if all(token in available for token in wanted):
             return claim.claim_id
     return None

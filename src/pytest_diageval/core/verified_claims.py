@@ -4,8 +4,8 @@ A claim is *used* only when everything the code knows agrees: its ceiling (its o
 :mod:`.claim_support`) is not below indirect and not runbook guidance, no binding of it failed
 the gatekeeper, the verifier checked it and every final label of its facts is direct or
 indirect, and its text is presentable. Every other claim is *dropped* with the reason. A fact
-the verifier added outside the claims is a finding only when it cites incident evidence and
-restates the executor's own answer: one it invented is never listed as confirmed.
+the verifier adds outside the claims is never a finding: its text and refs are the model's
+word, which no code checked (and without a parsed contract nothing is a finding at all).
 """
 
 from __future__ import annotations
@@ -24,14 +24,11 @@ from pytest_diageval.core.contracts import (
 from pytest_diageval.core.fact_support import SUPPORTING, claim_of
 from pytest_diageval.core.statements import (
     ClaimSource,
-    backing_claim,
-    is_neutral,
-    split_statements,
     strip_control,
 )
 from pytest_diageval.core.verdict import VerdictDecision
 
-__all__ = ["ClaimSelection", "DroppedClaim", "UsedClaim", "answer_facts", "select_claims"]
+__all__ = ["ClaimSelection", "DroppedClaim", "UsedClaim", "select_claims"]
 
 
 class DroppedClaim(BaseModel):
@@ -48,10 +45,9 @@ class UsedClaim:
     claim: Claim
     label: FactVerification  # direct_evidence or indirect_support: the weakest final label
     text: str  # the claim text, control characters stripped
-    evidence_texts: tuple[str, ...]  # what the gatekeeper matched for its passed bindings
 
     def source(self) -> ClaimSource:
-        return ClaimSource(self.claim.claim_id, self.text, self.evidence_texts)
+        return ClaimSource(self.claim.claim_id, self.text)
 
 
 @dataclass
@@ -113,28 +109,4 @@ def _judge(
     label: FactVerification = (
         "direct_evidence" if all(x == "direct_evidence" for x in labels) else "indirect_support"
     )
-    evidence = tuple(b.matched_text for b in rows if b.status == "pass" and b.matched_text)
-    return UsedClaim(claim, label, text, evidence), ""
-
-
-def answer_facts(
-    decision: VerdictDecision, contract: ExecutorContract | None, executor_answer: str
-) -> list[str]:
-    """Supported facts outside every claim that may be listed as findings: they cite
-    incident evidence and every statement of them restates the executor's own answer."""
-    claims = [] if contract is None else contract.claims
-    answer = [
-        ClaimSource(f"answer-{number}", statement)
-        for number, statement in enumerate(split_statements(strip_control(executor_answer)))
-    ]
-    incident = set(decision.incident_evidence_facts)
-    texts: list[str] = []
-    for index, fact in enumerate(decision.facts):
-        if fact.verification not in SUPPORTING or index not in incident:
-            continue
-        if claim_of(fact, claims) is not None:
-            continue
-        statements = [s for s in split_statements(strip_control(fact.fact)) if not is_neutral(s)]
-        if statements and all(backing_claim(s, answer) for s in statements):
-            texts.append(fact.fact)
-    return texts
+    return UsedClaim(claim, label, text), ""
