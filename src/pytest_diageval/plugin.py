@@ -59,6 +59,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="write every scenario's results and full audit trail as JSON",
     )
+    group.addoption(
+        "--diageval-mutate",
+        action="store_true",
+        default=False,
+        help="mutation-test the guards: forge the contract and verifier output of every"
+        " scenario that reaches PASS; each mutant is an item that fails if it still passes",
+    )
     parser.addini(
         "diageval_cassette_dir",
         "folder of default cassettes, relative to rootdir (default: cassettes/ beside a scenario)",
@@ -80,7 +87,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.getoption("diageval_model"),
         config.getoption("diageval_timeout"),
     )
-    config.pluginmanager.register(DiagevalReporter(config), "diageval-reporter")
+    if config.getoption("diageval_mutate"):
+        _configure_mutation(config)
+    else:
+        config.pluginmanager.register(DiagevalReporter(config), "diageval-reporter")
     if config.option.markers:  # `pytest --markers` collects nothing: read the tags
         from pytest_diageval.harness.markers import register_tag_markers
 
@@ -101,6 +111,17 @@ def _start_stale_rerecording(config: pytest.Config) -> None:
     config.pluginmanager.register(StaleRerecording(config), "diageval-stale")
 
 
+def _configure_mutation(config: pytest.Config) -> None:
+    from pytest_diageval.harness.mutation_report import MutationReporter
+
+    if config.getoption("diageval_record") != "none":
+        raise pytest.UsageError(
+            "--diageval-mutate replays only and never touches the network;"
+            f" drop --diageval-record={config.getoption('diageval_record')}"
+        )
+    config.pluginmanager.register(MutationReporter(config), "diageval-mutation-reporter")
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     from pytest_diageval.harness.settings import configured_cassette_dir, is_scenario_file
 
@@ -111,6 +132,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         return None
     from pytest_diageval.harness.items import ScenarioFile  # the heavy imports start here
 
+    if config.getoption("diageval_mutate"):
+        from pytest_diageval.harness.mutation import MutationFile
+
+        return MutationFile.from_parent(parent, path=file_path)
     node: pytest.Collector = ScenarioFile.from_parent(parent, path=file_path)
     return node
 

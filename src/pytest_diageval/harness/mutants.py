@@ -1,0 +1,454 @@
+"""Mutants of a PASS: forged variants of the last executor contract and of the verifier output.
+
+``derive_mutants`` is pure: from the contract and verifier output of a run that reached PASS,
+the session's real invocations and the world's services, it derives one mutant per kind and
+citation, in a fixed order, as the JSON the model would have sent. Running them is
+:mod:`pytest_diageval.harness.mutation_replay`'s job. Each kind models one way a model (or an
+attacker writing into its evidence) gets a claim past the guards; every kind names the seed
+rule that must stop it (:data:`SEED_RULES`).
+
+Per binding of each claim (``<kind>-<claim id>-<binding index>``):
+
+* ``other-invocation``: the binding cites another real invocation of the session (one of the
+  same tool when there is one): a real id that holds other evidence.
+* ``other-path``: another real ``raw_path`` of the same invocation: a real place, other text.
+* ``index-plus-one``: the last index of ``raw_path`` plus one (a place that may not exist).
+* ``digit-first`` / ``digit-last``: the first / last digit of the excerpt changed
+  (d → d+1 mod 10): a misquoted number.
+* ``tool-swap``: ``tool_name`` names another evidence tool (one the session used, if any).
+* ``runbook-quote``: an incident binding (metrics, logs) replaced by a real, verbatim runbook
+  quote (the first evidence ref of the session's first ``lookup_knowledge`` invocation).
+* ``negation-flip``: the excerpt's first negation word removed, or ``not `` / ``未`` put in
+  front of an excerpt that has none: the quote says the opposite.
+
+Per claim (``<kind>-<claim id>-all``):
+
+* ``runbook-only``: the runbook quote as the claim's only binding.
+* ``unbound``: every binding dropped and ``support_level: none``.
+* ``other-service``: the claim (and the answer) re-attributed to another service of the
+  world, the citations unchanged: real text, filed under a service it does not speak about.
+* ``demoted``: the verifier marks the claim's facts ``is_critical: false`` (a verifier-output
+  mutant; the contract is unchanged).
+
+For the answer (``extra-sentence-answer-all``): a confirmed-sounding sentence appended to
+``user_facing_answer``, outside any claim.
+
+A mutation with nothing to work on (no digit, no other invocation, no runbook in the session,
+a claim already unbound, ...) or one identical to an earlier mutant of the same run changes
+nothing new: it is *equivalent by construction*, kept with the reason and never run.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_diageval.core.contracts import (
+    EVIDENCE_TOOLS,
+    ExecutorContract,
+    ToolInvocation,
+    ToolTraceSummaryItem,
+    VerifierOutput,
+)
+from pytest_diageval.core.excerpt_tokens import NEGATION_WORDS
+
+__all__ = [
+    "ANSWER_KINDS",
+    "BINDING_KINDS",
+    "CLAIM_KINDS",
+    "EXTRA_SENTENCE",
+    "KINDS",
+    "SEED_RULES",
+    "Mutant",
+    "MutationBase",
+    "RunbookQuote",
+    "derive_mutants",
+    "worst_case_verifier",
+]
+
+Data = dict[str, Any]
+
+BINDING_KINDS = (
+    "other-invocation",
+    "other-path",
+    "index-plus-one",
+    "digit-first",
+    "digit-last",
+    "tool-swap",
+    "runbook-quote",
+    "negation-flip",
+)
+CLAIM_KINDS = ("runbook-only", "unbound", "other-service", "demoted")
+ANSWER_KINDS = ("extra-sentence",)
+KINDS = BINDING_KINDS + CLAIM_KINDS + ANSWER_KINDS
+
+_CITATION_RULE = (
+    '000: "a claim with fabricated or missing evidence references SHALL NOT be classified as'
+    ' `direct_evidence`"; 004 Gatekeeper: source_invocation_id, tool_name, raw_path and'
+    " evidence_excerpt must match the real invocation"
+)
+_RUNBOOK_RULE = '004: "runbook 内容只能进入 missing_info 或证据收集动作，不能变成 confirmed claim"'
+SEED_RULES: dict[str, str] = {
+    **dict.fromkeys(BINDING_KINDS, _CITATION_RULE),
+    "runbook-quote": _RUNBOOK_RULE,
+    "runbook-only": _RUNBOOK_RULE,
+    "unbound": '000: "a claim with fabricated or missing evidence references SHALL NOT be'
+    ' classified as `direct_evidence`"',
+    "other-service": '004: "Verifier 判为 PASS 必须基于“真实引用 + 可推导结论”两个条件同时成立"',
+    "demoted": "000: PASS only \"WHEN all critical facts in the Executor's answer have direct or"
+    ' indirect support"; the verifier may not choose which claims are critical',
+    "extra-sentence": '000: "unsupported extra facts SHALL lower the verdict"; 004: "Composer'
+    ' 只表达 Verifier 允许输出的内容"',
+}
+"""Per kind, the seed rule a surviving mutant got through (quoted in its failure message)."""
+
+EXTRA_SENTENCE = "已确认根因：{service} 发生内存泄漏，请立即重启 {service}。"
+"""The confirmed-sounding sentence of ``extra-sentence`` (no claim says it)."""
+
+_RUNBOOK_KINDS = frozenset({"runbook-quote", "runbook-only"})
+_INCIDENT_TOOLS = frozenset({"query_metrics", "query_logs"})
+_LAST_INDEX = re.compile(r"\[(\d+)\](?!.*\[\d+\])")
+_LATIN_NEGATION = re.compile(
+    r"\b("
+    + "|".join(sorted((w for w in NEGATION_WORDS if w.isascii()), key=len, reverse=True))
+    + r")\b\s*",
+    re.IGNORECASE,
+)
+_CJK_NEGATION = re.compile("没有|[" + "".join(w for w in NEGATION_WORDS if not w.isascii()) + "]")
+
+
+@dataclass(frozen=True)
+class MutationBase:
+    """What the mutants are derived from: the last round of a run that reached PASS."""
+
+    contract: ExecutorContract
+    verifier: VerifierOutput
+    invocations: Sequence[ToolInvocation]
+    services: Sequence[str]
+    runbook: RunbookQuote | str
+    """The runbook quote the runbook kinds cite, or why there is none."""
+
+
+@dataclass(frozen=True)
+class RunbookQuote:
+    """A real runbook quote: a binding, plus the ``lookup_knowledge`` call a mutant must add
+    to the last tool-call turn when the session made none (``None``: the session has it)."""
+
+    binding: Data
+    call: Data | None = None
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One mutant: the contract and/or verifier output to serve instead of the real ones."""
+
+    kind: str
+    claim: str
+    binding: str
+    change: str
+    contract: Data | None = None
+    verifier: Data | None = None
+    extra_call: Data | None = None
+    equivalent: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}-{self.claim}-{self.binding}"
+
+    @property
+    def seed_rule(self) -> str:
+        return SEED_RULES[self.kind]
+
+
+# A mutation returns (what changed, new contract, new verifier output), or a reason string
+# when it changes nothing.
+_Changed = tuple[str, Data | None, Data | None]
+_Outcome = _Changed | str
+
+
+def derive_mutants(base: MutationBase) -> list[Mutant]:
+    """Every mutant of ``base``, in claim, binding, kind order; duplicates marked equivalent."""
+    contract = base.contract.model_dump(mode="json", exclude_none=True)
+    verifier = base.verifier.model_dump(mode="json", exclude_none=True)
+    context = _Context(base, contract, verifier)
+    mutants: list[Mutant] = []
+    seen: dict[str, str] = {}
+    for kind, claim, binding, outcome in context.outcomes():
+        extra_call = context.runbook_call if kind in _RUNBOOK_KINDS else None
+        mutant = _mutant(kind, claim, binding, outcome, extra_call)
+        if mutant.equivalent is None:
+            key = json.dumps([mutant.contract, mutant.verifier, mutant.extra_call], sort_keys=True)
+            if key in seen:
+                mutant = _mutant(kind, claim, binding, f"identical to mutant[{seen[key]}]")
+            else:
+                seen[key] = mutant.name
+        mutants.append(mutant)
+    return mutants
+
+
+def _mutant(
+    kind: str, claim: str, binding: str, outcome: _Outcome, extra_call: Data | None = None
+) -> Mutant:
+    if isinstance(outcome, str):
+        return Mutant(kind, claim, binding, change="nothing", equivalent=outcome)
+    change, contract, verifier = outcome
+    if extra_call is not None:
+        change += " (the runbook lookup added to the last tool-call turn)"
+    return Mutant(kind, claim, binding, change, contract, verifier, extra_call)
+
+
+def worst_case_verifier(
+    contract: ExecutorContract, trace_summary: Sequence[ToolTraceSummaryItem]
+) -> Data:
+    """The verifier a cassette mutant meets after its contract: every claim one critical
+    ``direct_evidence`` fact citing the trace entries of what the claim binds (or every entry
+    when it binds nothing that exists), verdict PASS, score 1.0. A recording made for other
+    inputs cannot answer a mutated request; this is the worst case a guard must withstand."""
+    facts = []
+    for claim in contract.claims:
+        cited = {b.source_invocation_id for b in claim.evidence_bindings}
+        items = [i for i in trace_summary if cited & set(i.source_invocation_ids)]
+        facts.append(
+            {
+                "fact": claim.claim_text,
+                "claim_id": claim.claim_id,
+                "is_critical": True,
+                "verification": "direct_evidence",
+                "detail": "worst-case verifier: every fact is labelled direct evidence",
+                "evidence_refs": [
+                    {"trace_ref": i.trace_ref, "source_invocation_ids": i.source_invocation_ids}
+                    for i in (items or trace_summary)
+                ],
+            }
+        )
+    return {
+        "verdict": "PASS",
+        "groundedness_score": 1.0,
+        "critical_fact_count": len(facts),
+        "facts_checked": facts,
+        "rationale": "worst-case verifier: says PASS whatever it is shown",
+    }
+
+
+# --------------------------------------------------------------------------- the kinds
+
+
+class _Context:
+    """The base as JSON plus the lookups the mutations share."""
+
+    def __init__(self, base: MutationBase, contract: Data, verifier: Data) -> None:
+        self.contract = contract
+        self.verifier = verifier
+        self.invocations = {row.id: row for row in base.invocations}
+        self.services = list(base.services)
+        quote = base.runbook
+        self.runbook = None if isinstance(quote, str) else quote.binding
+        self.no_runbook = quote if isinstance(quote, str) else ""
+        self.runbook_call = None if isinstance(quote, str) else quote.call
+        self.claim_tokens = _claim_tokens(contract["claims"])
+
+    def outcomes(self) -> Iterator[tuple[str, str, str, _Outcome]]:
+        binding_kinds: dict[str, Callable[[Data], _Outcome]] = {
+            "other-invocation": self._other_invocation,
+            "other-path": self._other_path,
+            "index-plus-one": _index_plus_one,
+            "digit-first": lambda b: _digit(b, first=True),
+            "digit-last": lambda b: _digit(b, first=False),
+            "tool-swap": self._tool_swap,
+            "runbook-quote": self._runbook_quote,
+            "negation-flip": _negation_flip,
+        }
+        for index, claim in enumerate(self.contract["claims"]):
+            token = self.claim_tokens[index]
+            for number in range(len(claim.get("evidence_bindings", []))):
+                for kind, mutate in binding_kinds.items():
+                    yield kind, token, str(number), self._on_binding(index, number, mutate)
+            yield "runbook-only", token, "all", self._runbook_only(index)
+            yield "unbound", token, "all", self._unbound(index)
+            yield "other-service", token, "all", self._other_service(index)
+            yield "demoted", token, "all", self._demoted(index)
+        yield "extra-sentence", "answer", "all", self._extra_sentence()
+
+    # ----------------------------------------------------------------- per binding
+
+    def _on_binding(self, claim: int, number: int, mutate: Callable[[Data], _Outcome]) -> _Outcome:
+        contract = copy.deepcopy(self.contract)
+        binding = contract["claims"][claim]["evidence_bindings"][number]
+        outcome = mutate(binding)
+        if isinstance(outcome, str):
+            return outcome
+        return outcome[0], contract, None
+
+    def _other_invocation(self, binding: Data) -> _Outcome:
+        own = binding.get("source_invocation_id")
+        others = [row for row in self.invocations.values() if row.id != own]
+        if not others:
+            return "the session has no other invocation to cite"
+        own_tool = self.invocations[own].tool_name if own in self.invocations else None
+        target = next((r for r in others if r.tool_name == own_tool), others[0])
+        binding["source_invocation_id"] = target.id
+        return f"source_invocation_id {own} → {target.id} ({target.tool_name})", None, None
+
+    def _other_path(self, binding: Data) -> _Outcome:
+        row = self.invocations.get(binding.get("source_invocation_id"))  # type: ignore[arg-type]
+        own = binding.get("raw_path")
+        paths = [ref.raw_path for ref in _refs(row) if ref.raw_path != own]
+        if not paths:
+            return "the cited invocation has no other evidence ref"
+        binding["raw_path"] = paths[0]
+        return f"raw_path {own} → {paths[0]} (same invocation)", None, None
+
+    def _tool_swap(self, binding: Data) -> _Outcome:
+        own = binding.get("tool_name")
+        used = [row.tool_name for row in self.invocations.values()]
+        candidates = [t for t in [*used, *EVIDENCE_TOOLS] if t != own and t in EVIDENCE_TOOLS]
+        binding["tool_name"] = candidates[0]
+        return f"tool_name {own} → {candidates[0]}", None, None
+
+    def _runbook_quote(self, binding: Data) -> _Outcome:
+        if self.runbook is None:
+            return self.no_runbook
+        if not _is_incident(binding, self.invocations):
+            return "the binding cites no incident evidence (metrics, logs)"
+        before = _describe_binding(binding)
+        binding.clear()
+        binding.update(self.runbook)
+        return f"{before} → runbook quote {_describe_binding(binding)}", None, None
+
+    # ----------------------------------------------------------------- per claim
+
+    def _runbook_only(self, index: int) -> _Outcome:
+        if self.runbook is None:
+            return self.no_runbook
+        contract = copy.deepcopy(self.contract)
+        claim = contract["claims"][index]
+        if claim.get("evidence_bindings") == [self.runbook]:
+            return "the claim already binds only the runbook quote"
+        claim["evidence_bindings"] = [dict(self.runbook)]
+        return (
+            f"bindings → only the runbook quote {_describe_binding(self.runbook)}",
+            contract,
+            None,
+        )
+
+    def _unbound(self, index: int) -> _Outcome:
+        contract = copy.deepcopy(self.contract)
+        claim = contract["claims"][index]
+        if not claim.get("evidence_bindings") and claim.get("support_level") == "none":
+            return "the claim already has no binding and support_level none"
+        count = len(claim.get("evidence_bindings", []))
+        claim["evidence_bindings"] = []
+        claim["support_level"] = "none"
+        return f"{count} binding(s) dropped, support_level → none", contract, None
+
+    def _other_service(self, index: int) -> _Outcome:
+        contract = copy.deepcopy(self.contract)
+        claim = contract["claims"][index]
+        named = [s for s in self.services if s in claim["claim_text"]]
+        others = [s for s in self.services if s not in claim["claim_text"]]
+        if not named or not others:
+            return "the claim names no service of the world, or the world has no other"
+        for service in named:
+            claim["claim_text"] = claim["claim_text"].replace(service, others[0])
+            answer = contract.get("user_facing_answer", "")
+            contract["user_facing_answer"] = answer.replace(service, others[0])
+        return f"claim and answer say {others[0]} instead of {', '.join(named)}", contract, None
+
+    def _demoted(self, index: int) -> _Outcome:
+        claim_id = self.contract["claims"][index]["claim_id"]
+        verifier = copy.deepcopy(self.verifier)
+        facts = [
+            f
+            for f in verifier["facts_checked"]
+            if f.get("claim_id") == claim_id and f["is_critical"]
+        ]
+        if not facts:
+            return "the verifier has no critical fact about this claim"
+        for fact in facts:
+            fact["is_critical"] = False
+        verifier["critical_fact_count"] = max(0, verifier["critical_fact_count"] - len(facts))
+        return f"{len(facts)} verifier fact(s) of {claim_id} → is_critical false", None, verifier
+
+    # ----------------------------------------------------------------- the answer
+
+    def _extra_sentence(self) -> _Outcome:
+        contract = copy.deepcopy(self.contract)
+        answer = contract.get("user_facing_answer", "")
+        service = next((s for s in self.services if s in answer), None)
+        service = service or (self.services[0] if self.services else "the service")
+        sentence = EXTRA_SENTENCE.format(service=service)
+        contract["user_facing_answer"] = f"{answer}{sentence}"
+        return f"user_facing_answer + {sentence!r}", contract, None
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _index_plus_one(binding: Data) -> _Outcome:
+    path = binding.get("raw_path")
+    match = _LAST_INDEX.search(path) if isinstance(path, str) else None
+    if path is None or match is None:
+        return "raw_path has no index"
+    bumped = f"{path[: match.start()]}[{int(match.group(1)) + 1}]{path[match.end() :]}"
+    binding["raw_path"] = bumped
+    return f"raw_path {path} → {bumped}", None, None
+
+
+def _digit(binding: Data, *, first: bool) -> _Outcome:
+    excerpt = binding.get("evidence_excerpt") or ""
+    positions = [i for i, char in enumerate(excerpt) if char in "0123456789"]
+    if not positions:
+        return "the excerpt has no digit"
+    if not first and len(positions) == 1:
+        return "the excerpt has one digit: digit-last is digit-first"
+    at = positions[0] if first else positions[-1]
+    new = str((int(excerpt[at]) + 1) % 10)
+    binding["evidence_excerpt"] = excerpt[:at] + new + excerpt[at + 1 :]
+    which = "first" if first else "last"
+    return f"{which} digit of the excerpt {excerpt[at]} → {new} (character {at})", None, None
+
+
+def _negation_flip(binding: Data) -> _Outcome:
+    excerpt = binding.get("evidence_excerpt") or ""
+    if not excerpt.strip():
+        return "the binding has no excerpt"
+    found = _LATIN_NEGATION.search(excerpt) or _CJK_NEGATION.search(excerpt)
+    if found is not None:
+        flipped = excerpt[: found.start()] + excerpt[found.end() :]
+        change = f"negation {found.group(0).strip()!r} removed from the excerpt"
+    else:
+        prefix = "not " if excerpt.lstrip()[0].isascii() else "未"
+        flipped = prefix + excerpt.lstrip()
+        change = f"{prefix.strip()!r} put in front of the excerpt"
+    binding["evidence_excerpt"] = flipped
+    return change, None, None
+
+
+def _refs(row: ToolInvocation | None) -> list[Any]:
+    if row is None or row.retrieval_details is None:
+        return []
+    return list(row.retrieval_details.evidence_refs or [])
+
+
+def _is_incident(binding: Data, invocations: dict[int, ToolInvocation]) -> bool:
+    row = invocations.get(binding.get("source_invocation_id"))  # type: ignore[arg-type]
+    tool = row.tool_name if row is not None else binding.get("tool_name")
+    return tool in _INCIDENT_TOOLS
+
+
+def _describe_binding(binding: Data) -> str:
+    return f"#{binding.get('source_invocation_id')} {binding.get('raw_path')}"
+
+
+def _claim_tokens(claims: Sequence[Data]) -> list[str]:
+    """Claim ids as node-id tokens: the id itself when it is a clean, unique token."""
+    raw = [str(claim.get("claim_id", "")) for claim in claims]
+    tokens = []
+    for index, claim_id in enumerate(raw):
+        clean = re.fullmatch(r"[\w.]+(?:-[\w.]+)*", claim_id) and raw.count(claim_id) == 1
+        tokens.append(claim_id if clean else f"claim{index + 1}")
+    return tokens

@@ -1,0 +1,224 @@
+"""``--diageval-mutate``: every mutant of a PASS scenario is its own pytest item.
+
+Node ids read ``<file>::<scenario id>::mutant[digit-first-claim-1-0]``
+(``<kind>-<claim>-<binding>``, see :mod:`pytest_diageval.harness.mutants`), so ``-k``, ``-x``,
+xdist, junit and ``--diageval-report`` treat mutants as any other item. The scenario's
+unmutated replay runs once at collection (it says whether the scenario reaches PASS and what
+there is to mutate); each item then runs its mutant (:mod:`~.mutation_replay`).
+
+An item passes when its mutant is killed (any verdict but PASS), is skipped when the mutant
+is equivalent by construction, and fails when the mutant survives, naming what changed, the
+verdict it reached and the seed rule that let it through. A scenario whose replay cannot be
+mutated (a stale cassette, a broken script) gets one failing ``mutation-setup`` item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from _pytest._code.code import ExceptionInfo, TerminalRepr
+
+from pytest_diageval.harness.items import ScenarioFile, ScenarioNode
+from pytest_diageval.harness.loader import load_scenario_world
+from pytest_diageval.harness.mutants import Mutant, derive_mutants
+from pytest_diageval.harness.mutation_replay import (
+    MutantOutcome,
+    MutationSetupError,
+    ReplayPlan,
+    cassette_entries,
+    plan_replay,
+    run_mutant,
+)
+from pytest_diageval.harness.report import audit_trail
+
+__all__ = [
+    "MutantItem",
+    "MutantSurvived",
+    "MutationFile",
+    "MutationNode",
+    "MutationSetupItem",
+    "mutant_payload",
+]
+
+SETUP_ITEM = "mutation-setup"
+
+
+class MutantSurvived(Exception):
+    """A mutant reached PASS: the guards let a forgery through."""
+
+
+class MutantRunError(Exception):
+    """A mutant's run could not be judged (its replay asked what no answer serves)."""
+
+
+class MutationFile(ScenarioFile):
+    """A scenario file collected for mutation: its scenario node yields mutants."""
+
+    def collect(self) -> Iterator[MutationNode]:
+        for node in super().collect():  # loads and checks the file exactly as a normal run
+            yield MutationNode.from_parent(
+                self, name=node.name, scenario=node.scenario, cassette=node.cassette
+            )
+
+
+class MutationNode(ScenarioNode):
+    """One scenario in mutation mode: the replay plan and one item per mutant."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.plan: ReplayPlan | None = None
+        self.setup_error: str | None = None
+
+    def collect(self) -> Iterator[pytest.Item]:  # type: ignore[override]
+        try:
+            self.plan = self._replay_plan()
+        except MutationSetupError as exc:
+            self.setup_error = str(exc)
+            yield MutationSetupItem.from_parent(self, name=SETUP_ITEM)
+            return
+        if self.plan is None:
+            return  # no PASS, nothing a forgery could sneak through
+        for mutant in derive_mutants(self.plan.base):
+            yield MutantItem.from_parent(self, name=f"mutant[{mutant.name}]", mutant=mutant)
+
+    def _replay_plan(self) -> ReplayPlan | None:
+        scenario = self.scenario
+        world = load_scenario_world(scenario, self.path)
+        if self.cassette is None:
+            assert scenario.llm is not None
+            assert scenario.llm.script is not None
+            entries = scenario.llm.script
+        else:
+            run = self.run()  # the cassette's own replay: stale or broken cassettes stop here
+            if run.result is None:
+                raise MutationSetupError(f"the scenario's replay fails: {run.error}")
+            if run.result.final_verdict != "PASS":
+                return None
+            entries = cassette_entries(self.cassette)
+        plan = plan_replay(
+            scenario.scenario_id, scenario.query, world, entries, cassette=self.cassette is not None
+        )
+        if plan is None and self.cassette is not None:
+            raise MutationSetupError(
+                "the cassette replays to PASS, but its answers served in order do not"
+            )
+        return plan
+
+
+class MutationSetupItem(pytest.Item):
+    """Fails with the reason a scenario cannot be mutated."""
+
+    def runtest(self) -> None:
+        assert isinstance(self.parent, MutationNode)
+        raise MutationSetupError(self.parent.setup_error)
+
+    def repr_failure(
+        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+    ) -> str | TerminalRepr:
+        assert isinstance(self.parent, MutationNode)
+        return f"scenario {self.parent.scenario.scenario_id} cannot be mutated: {excinfo.value}"
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        assert isinstance(self.parent, MutationNode)
+        return self.path, None, f"{self.parent.scenario.scenario_id}::{SETUP_ITEM}"
+
+
+class MutantItem(pytest.Item):
+    """One mutant of one scenario."""
+
+    def __init__(self, *, mutant: Mutant, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.mutant = mutant
+        self.outcome: MutantOutcome | None = None
+
+    @property
+    def node(self) -> MutationNode:
+        assert isinstance(self.parent, MutationNode)
+        return self.parent
+
+    def runtest(self) -> None:
+        if self.mutant.equivalent is not None:
+            pytest.skip(f"equivalent mutant: {self.mutant.equivalent}")
+        assert self.node.plan is not None
+        self.outcome = run_mutant(self.node.plan, self.mutant)
+        if self.outcome.result is not None and self.outcome.status != "killed":
+            self.add_report_section(
+                "call", "diageval audit trail", audit_trail(self.outcome.result)
+            )
+        if self.outcome.status == "error":
+            raise MutantRunError(self.outcome.detail)
+        if self.outcome.status == "survived":
+            raise MutantSurvived(survivor_message(self.mutant, self.outcome))
+
+    def repr_failure(
+        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+    ) -> str | TerminalRepr:
+        header = f"scenario {self.node.scenario.scenario_id} — mutant[{self.mutant.name}]"
+        if isinstance(excinfo.value, MutantSurvived):
+            return f"{header} survived\n{excinfo.value}"
+        if isinstance(excinfo.value, MutantRunError):
+            return f"{header} could not be judged\n{excinfo.value}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"{self.node.scenario.scenario_id}::{self.name}"
+
+
+def survivor_message(mutant: Mutant, outcome: MutantOutcome) -> str:
+    """What changed, what the pipeline concluded, and which seed rule did not hold."""
+    result = outcome.result
+    assert result is not None
+    assert result.last_round is not None
+    last = result.last_round
+    overrides = [o.rule for o in last.decision.overrides] or ["none"]
+    answer = result.final_answer.replace("\n", " ")
+    return "\n".join(
+        [
+            f"  changed: {mutant.change}",
+            f"  reached: {result.final_verdict} (score {result.final_score}, gatekeeper"
+            f" {last.gatekeeper.severity}, answer {result.answer_kind},"
+            f" rounds {len(result.rounds)}); code overrides: {', '.join(overrides)}",
+            f"  let through by: {mutant.seed_rule}",
+            f"  final answer: {answer if len(answer) <= 160 else answer[:159] + '…'}",
+        ]
+    )
+
+
+def mutant_payload(item: pytest.Item) -> dict[str, Any] | None:
+    """The plain dict a report carries to the mutation summary (also across xdist).
+
+    ``outcome`` is killed, survived, equivalent or error (a run that crashed or could not be
+    judged, or a scenario that cannot be mutated)."""
+    if isinstance(item, MutationSetupItem):
+        assert isinstance(item.parent, MutationNode)
+        scenario = item.parent.scenario.scenario_id
+        return {
+            "scenario": scenario,
+            "nodeid": item.nodeid,
+            "name": SETUP_ITEM,
+            "kind": "setup",
+            "outcome": "error",
+            "change": item.parent.setup_error,
+        }
+    if not isinstance(item, MutantItem):
+        return None
+    mutant = item.mutant
+    run = item.outcome
+    outcome = "equivalent" if mutant.equivalent is not None else "error"
+    if run is not None:
+        outcome = run.status
+    return {
+        "scenario": item.node.scenario.scenario_id,
+        "nodeid": item.nodeid,
+        "name": mutant.name,
+        "kind": mutant.kind,
+        "claim": mutant.claim,
+        "binding": mutant.binding,
+        "change": mutant.change,
+        "outcome": outcome,
+        "equivalent_reason": mutant.equivalent,
+        "verdict": None if run is None else run.verdict,
+        "seed_rule": mutant.seed_rule,
+    }
