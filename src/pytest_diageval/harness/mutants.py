@@ -18,6 +18,8 @@ Per binding of each claim (``<kind>-<claim id>-<binding index>``):
 * ``tool-swap``: ``tool_name`` names another evidence tool (one the session used, if any).
 * ``runbook-quote``: an incident binding (metrics, logs) replaced by a real, verbatim runbook
   quote (the first evidence ref of the session's first ``lookup_knowledge`` invocation).
+  Equivalent when the claim keeps another incident binding: a claim's support rests on any
+  passing incident binding, so a runbook citation beside one changes nothing to judge.
 * ``negation-flip``: the excerpt's first negation word removed, or ``not `` / ``未`` put in
   front of an excerpt that has none: the quote says the opposite.
 
@@ -27,11 +29,15 @@ Per claim (``<kind>-<claim id>-all``):
 * ``unbound``: every binding dropped and ``support_level: none``.
 * ``other-service``: the claim (and the answer) re-attributed to another service of the
   world, the citations unchanged: real text, filed under a service it does not speak about.
-* ``demoted``: the verifier marks the claim's facts ``is_critical: false`` (a verifier-output
-  mutant; the contract is unchanged).
+* ``demoted``: the verifier labels the claim's facts ``no_evidence`` and ``is_critical:
+  false``: an unsupported claim declared unimportant to escape the verdict matrix (a
+  verifier-output mutant; the contract is unchanged).
 
-For the answer (``extra-sentence-answer-all``): a confirmed-sounding sentence appended to
-``user_facing_answer``, outside any claim.
+For the answer, ``extra-sentence`` (``extra-sentence-answer-all``): a confirmed-sounding
+sentence appended to ``user_facing_answer``, outside any claim. It is the one kind whose harm
+is a text reaching the user (:attr:`Mutant.forged_text`): it survives only when it ends PASS
+*and* the sentence is in the final answer (a PASS that leaves the sentence out has stopped
+it, as 004's Composer must).
 
 A mutation with nothing to work on (no digit, no other invocation, no runbook in the session,
 a claim already unbound, ...) or one identical to an earlier mutant of the same run changes
@@ -41,6 +47,7 @@ nothing new: it is *equivalent by construction*, kept with the reason and never 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -154,6 +161,8 @@ class Mutant:
     verifier: Data | None = None
     extra_call: Data | None = None
     equivalent: str | None = None
+    forged_text: str | None = None
+    """Text whose publication is the harm (``extra-sentence``); ``None``: a PASS is the harm."""
 
     @property
     def name(self) -> str:
@@ -180,6 +189,8 @@ def derive_mutants(base: MutationBase) -> list[Mutant]:
     for kind, claim, binding, outcome in context.outcomes():
         extra_call = context.runbook_call if kind in _RUNBOOK_KINDS else None
         mutant = _mutant(kind, claim, binding, outcome, extra_call)
+        if kind == "extra-sentence" and mutant.equivalent is None:
+            mutant = dataclasses.replace(mutant, forged_text=context.extra_sentence)
         if mutant.equivalent is None:
             key = json.dumps([mutant.contract, mutant.verifier, mutant.extra_call], sort_keys=True)
             if key in seen:
@@ -250,17 +261,21 @@ class _Context:
         self.no_runbook = quote if isinstance(quote, str) else ""
         self.runbook_call = None if isinstance(quote, str) else quote.call
         self.claim_tokens = _claim_tokens(contract["claims"])
+        answer = contract.get("user_facing_answer", "")
+        service = next((s for s in self.services if s in answer), None)
+        service = service or (self.services[0] if self.services else "the service")
+        self.extra_sentence = EXTRA_SENTENCE.format(service=service)
 
     def outcomes(self) -> Iterator[tuple[str, str, str, _Outcome]]:
-        binding_kinds: dict[str, Callable[[Data], _Outcome]] = {
-            "other-invocation": self._other_invocation,
-            "other-path": self._other_path,
-            "index-plus-one": _index_plus_one,
-            "digit-first": lambda b: _digit(b, first=True),
-            "digit-last": lambda b: _digit(b, first=False),
-            "tool-swap": self._tool_swap,
+        binding_kinds: dict[str, Callable[[Data, Data], _Outcome]] = {
+            "other-invocation": lambda b, _: self._other_invocation(b),
+            "other-path": lambda b, _: self._other_path(b),
+            "index-plus-one": lambda b, _: _index_plus_one(b),
+            "digit-first": lambda b, _: _digit(b, first=True),
+            "digit-last": lambda b, _: _digit(b, first=False),
+            "tool-swap": lambda b, _: self._tool_swap(b),
             "runbook-quote": self._runbook_quote,
-            "negation-flip": _negation_flip,
+            "negation-flip": lambda b, _: _negation_flip(b),
         }
         for index, claim in enumerate(self.contract["claims"]):
             token = self.claim_tokens[index]
@@ -275,10 +290,12 @@ class _Context:
 
     # ----------------------------------------------------------------- per binding
 
-    def _on_binding(self, claim: int, number: int, mutate: Callable[[Data], _Outcome]) -> _Outcome:
+    def _on_binding(
+        self, claim: int, number: int, mutate: Callable[[Data, Data], _Outcome]
+    ) -> _Outcome:
         contract = copy.deepcopy(self.contract)
         binding = contract["claims"][claim]["evidence_bindings"][number]
-        outcome = mutate(binding)
+        outcome = mutate(binding, contract["claims"][claim])
         if isinstance(outcome, str):
             return outcome
         return outcome[0], contract, None
@@ -309,11 +326,16 @@ class _Context:
         binding["tool_name"] = candidates[0]
         return f"tool_name {own} → {candidates[0]}", None, None
 
-    def _runbook_quote(self, binding: Data) -> _Outcome:
+    def _runbook_quote(self, binding: Data, claim: Data) -> _Outcome:
         if self.runbook is None:
             return self.no_runbook
         if not _is_incident(binding, self.invocations):
             return "the binding cites no incident evidence (metrics, logs)"
+        others = [b for b in claim["evidence_bindings"] if b is not binding]
+        if any(_is_incident(other, self.invocations) for other in others):
+            # The claim's support rests on any passing incident binding: one more runbook
+            # citation beside it changes nothing a guard may judge.
+            return "the claim keeps another incident binding"
         before = _describe_binding(binding)
         binding.clear()
         binding.update(self.runbook)
@@ -361,27 +383,23 @@ class _Context:
     def _demoted(self, index: int) -> _Outcome:
         claim_id = self.contract["claims"][index]["claim_id"]
         verifier = copy.deepcopy(self.verifier)
-        facts = [
-            f
-            for f in verifier["facts_checked"]
-            if f.get("claim_id") == claim_id and f["is_critical"]
-        ]
-        if not facts:
-            return "the verifier has no critical fact about this claim"
+        facts = [f for f in verifier["facts_checked"] if f.get("claim_id") == claim_id]
+        if all(not f["is_critical"] and f["verification"] == "no_evidence" for f in facts):
+            return "the verifier has no fact about this claim that could be demoted"
+        critical = sum(1 for f in facts if f["is_critical"])
         for fact in facts:
             fact["is_critical"] = False
-        verifier["critical_fact_count"] = max(0, verifier["critical_fact_count"] - len(facts))
-        return f"{len(facts)} verifier fact(s) of {claim_id} → is_critical false", None, verifier
+            fact["verification"] = "no_evidence"
+        verifier["critical_fact_count"] = max(0, verifier["critical_fact_count"] - critical)
+        change = f"{len(facts)} verifier fact(s) of {claim_id} → no_evidence, is_critical false"
+        return change, None, verifier
 
     # ----------------------------------------------------------------- the answer
 
     def _extra_sentence(self) -> _Outcome:
         contract = copy.deepcopy(self.contract)
-        answer = contract.get("user_facing_answer", "")
-        service = next((s for s in self.services if s in answer), None)
-        service = service or (self.services[0] if self.services else "the service")
-        sentence = EXTRA_SENTENCE.format(service=service)
-        contract["user_facing_answer"] = f"{answer}{sentence}"
+        sentence = self.extra_sentence
+        contract["user_facing_answer"] = contract.get("user_facing_answer", "") + sentence
         return f"user_facing_answer + {sentence!r}", contract, None
 
 

@@ -17,8 +17,9 @@ What answers each request:
   call to the last tool-call turn of that round, so that the quote they cite is real.
 
 The mutant is *killed* when the run completes with any verdict but PASS and *survives* when
-it ends PASS. A request the answers above cannot serve fails the mutant as an error: it is
-neither killed nor survived.
+it ends PASS (an ``extra-sentence`` mutant only when its sentence is also in the answer). A
+request the answers above cannot serve fails the mutant as an error: neither killed nor
+survived.
 """
 
 from __future__ import annotations
@@ -251,7 +252,9 @@ def run_mutant(plan: ReplayPlan, mutant: Mutant) -> MutantOutcome:
         return MutantOutcome("error", None, f"the mutant run asked what no answer serves: {exc}")
     if result.status != "completed":
         return MutantOutcome("error", result, f"the mutant run ended in error: {result.error}")
-    return MutantOutcome("survived" if result.final_verdict == "PASS" else "killed", result)
+    published = mutant.forged_text is None or mutant.forged_text in result.final_answer
+    survived = result.final_verdict == "PASS" and published
+    return MutantOutcome("survived" if survived else "killed", result)
 
 
 def mutant_entries(plan: ReplayPlan, mutant: Mutant) -> list[ScriptEntry]:
