@@ -231,3 +231,20 @@ def test_a_scenario_that_cannot_be_replayed_fails_one_setup_item(
         " answer(s) unused"
     ) in failures
     assert f"FAILED {NODE}::mutation-setup" in "\n".join(result.outlines)
+
+
+def test_markers_select_mutants_and_junit_carries_their_outcome(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    scenarios.write("scenarios/memory.yaml", scenarios.full())
+    low = scenarios.low_confidence()
+    scenarios.write("scenarios/other.yaml", {**scenarios.full(), "id": "other", "tags": ["x"]})
+    scenarios.write("scenarios/low.yaml", low)
+    result = pytester.runpytest(
+        "--diageval-mutate", "-m", "memory", "-k", "digit-first", "--junitxml", "junit.xml"
+    )
+    result.assert_outcomes(passed=2)
+    junit = (pytester.path / "junit.xml").read_text("utf-8")
+    assert junit.count('name="diageval_mutant_outcome" value="killed"') == 2
+    assert junit.count('name="diageval_verdict" value="REJECT"') == 2
+    assert "other::mutant" not in junit

@@ -81,7 +81,11 @@ class MutationNode(ScenarioNode):
         if self.plan is None:
             return  # no PASS, nothing a forgery could sneak through
         for mutant in derive_mutants(self.plan.base):
-            yield MutantItem.from_parent(self, name=f"mutant[{mutant.name}]", mutant=mutant)
+            item = MutantItem.from_parent(self, name=f"mutant[{mutant.name}]", mutant=mutant)
+            for tag in self.scenario.tags:  # -m selects mutants by the scenario's tags too
+                self.config.addinivalue_line("markers", f"{tag}: scenario tag")
+                item.add_marker(tag)
+            yield item
 
     def _replay_plan(self) -> ReplayPlan | None:
         scenario = self.scenario
@@ -143,6 +147,8 @@ class MutantItem(pytest.Item):
             pytest.skip(f"equivalent mutant: {self.mutant.equivalent}")
         assert self.node.plan is not None
         self.outcome = run_mutant(self.node.plan, self.mutant)
+        self.user_properties.append(("diageval_mutant_outcome", self.outcome.status))
+        self.user_properties.append(("diageval_verdict", self.outcome.verdict))
         if self.outcome.result is not None and self.outcome.status != "killed":
             self.add_report_section(
                 "call", "diageval audit trail", audit_trail(self.outcome.result)
