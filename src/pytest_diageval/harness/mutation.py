@@ -56,8 +56,11 @@ class MutantRunError(Exception):
 class MutationFile(ScenarioFile):
     """A scenario file collected for mutation: its scenario node yields mutants."""
 
-    def collect(self) -> Iterator[MutationNode]:
+    def collect(self) -> Iterator[Any]:
         for node in super().collect():  # loads and checks the file exactly as a normal run
+            if not isinstance(node, ScenarioNode):
+                yield node  # whatever a normal run reports about the file, unchanged
+                continue
             yield MutationNode.from_parent(
                 self, name=node.name, scenario=node.scenario, cassette=node.cassette
             )
