@@ -31,6 +31,8 @@ from pytest_diageval.harness.mutation_replay import ReplayPlan, plan_replay
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "tests" / "plugin" / "data" / "example-scenario.yaml"
 PASS_DIRECT = REPO / "scenarios" / "routing" / "pass-direct.yaml"
+MATRIX = REPO / "scenarios" / "matrix"
+PLACEHOLDER = REPO / "scenarios" / "regression" / "placeholder-log-no-hit.yaml"
 RUNBOOK_CALL = {"name": "lookup_knowledge", "arguments": {"query": "HighMemoryUsage"}}
 
 
@@ -389,3 +391,23 @@ def test_every_kind_is_documented_and_names_the_seed_rule_it_tests() -> None:
         assert f"``{kind}``" in mutants_module.__doc__, kind
         assert SEED_RULES[kind].startswith(("000", "004")), kind
     assert set(SEED_RULES) == set(KINDS)
+
+
+def test_other_invocation_never_retargets_a_no_hit_to_an_identical_one() -> None:
+    """Two no-hit searches hold the same text at $.logs: re-pointing a binding between them
+    about the same service, or beside another binding of the claim, keeps the claim true."""
+    negative = {
+        m.name: m for m in derive_mutants(replay_plan(MATRIX / "05-hikaricp-negative.yaml").base)
+    }
+    for binding in ("0", "1"):  # both searches were about inventory-service
+        assert negative[f"other-invocation-claim-1-{binding}"].equivalent == (
+            "every other invocation holds the same text at this path"
+        )
+    two_services = {m.name: m for m in derive_mutants(replay_plan(PLACEHOLDER).base)}
+    # claim-1 (payment-service) binds #1 and #2; #3 is shipping-service's no-hit.
+    assert two_services["other-invocation-claim-1-1"].equivalent == (
+        "every other invocation holds the same text at this path"
+    )
+    # claim-2 (shipping-service) rests on #3 alone: payment-service's no-hit is a forgery.
+    retargeted = two_services["other-invocation-claim-2-0"]
+    assert retargeted.change == "source_invocation_id 3 → 1 (query_logs)"

@@ -10,7 +10,9 @@ rule that must stop it (:data:`SEED_RULES`).
 Per binding of each claim (``<kind>-<claim id>-<binding index>``):
 
 * ``other-invocation``: the binding cites another real invocation of the session (one of the
-  same tool when there is one): a real id that holds other evidence.
+  same tool when there is one): a real id that holds other evidence. A call that holds the
+  same text at that path (two no-hit searches) is no target when it is about the same
+  service, or when another binding still carries the claim: the claim would stay supported.
 * ``other-path``: another real ``raw_path`` of the same invocation: a real place, other text.
 * ``index-plus-one``: the last index of ``raw_path`` plus one (a place that may not exist).
 * ``digit-first`` / ``digit-last``: the first / last digit of the excerpt changed
@@ -268,7 +270,7 @@ class _Context:
 
     def outcomes(self) -> Iterator[tuple[str, str, str, _Outcome]]:
         binding_kinds: dict[str, Callable[[Data, Data], _Outcome]] = {
-            "other-invocation": lambda b, _: self._other_invocation(b),
+            "other-invocation": self._other_invocation,
             "other-path": lambda b, _: self._other_path(b),
             "index-plus-one": lambda b, _: _index_plus_one(b),
             "digit-first": lambda b, _: _digit(b, first=True),
@@ -300,15 +302,34 @@ class _Context:
             return outcome
         return outcome[0], contract, None
 
-    def _other_invocation(self, binding: Data) -> _Outcome:
+    def _other_invocation(self, binding: Data, claim: Data) -> _Outcome:
         own = binding.get("source_invocation_id")
         others = [row for row in self.invocations.values() if row.id != own]
         if not others:
             return "the session has no other invocation to cite"
-        own_tool = self.invocations[own].tool_name if own in self.invocations else None
-        target = next((r for r in others if r.tool_name == own_tool), others[0])
+        cited = self.invocations.get(own)  # type: ignore[arg-type]
+        keeps_another = len(claim["evidence_bindings"]) > 1
+        forged = [r for r in others if self._forges(cited, r, binding, keeps_another)]
+        if not forged:
+            return "every other invocation holds the same text at this path"
+        own_tool = None if cited is None else cited.tool_name
+        target = next((r for r in forged if r.tool_name == own_tool), forged[0])
         binding["source_invocation_id"] = target.id
         return f"source_invocation_id {own} → {target.id} ({target.tool_name})", None, None
+
+    @staticmethod
+    def _forges(
+        cited: ToolInvocation | None, target: ToolInvocation, binding: Data, keeps_another: bool
+    ) -> bool:
+        """Whether citing ``target`` instead is a forgery a guard must catch.
+
+        Other text at the path: a false citation. The same text (two no-hit searches) about
+        the same service: still true. The same text about another service: true text on the
+        wrong subject, which only matters when no other binding carries the claim."""
+        path = binding.get("raw_path")
+        if cited is None or _text_at(target, path) != _text_at(cited, path):
+            return True
+        return _subject(target) != _subject(cited) and not keeps_another
 
     def _other_path(self, binding: Data) -> _Outcome:
         row = self.invocations.get(binding.get("source_invocation_id"))  # type: ignore[arg-type]
@@ -444,6 +465,17 @@ def _negation_flip(binding: Data) -> _Outcome:
         change = f"{prefix.strip()!r} put in front of the excerpt"
     binding["evidence_excerpt"] = flipped
     return change, None, None
+
+
+def _text_at(row: ToolInvocation, raw_path: Any) -> tuple[Any, ...]:
+    """What citing ``raw_path`` of ``row`` quotes: tool, evidence status, the text there."""
+    details = row.retrieval_details
+    text = next((ref.text for ref in _refs(row) if ref.raw_path == raw_path), None)
+    return (row.tool_name, None if details is None else details.evidence_status, text)
+
+
+def _subject(row: ToolInvocation) -> Any:
+    return row.input_params.get("service")
 
 
 def _refs(row: ToolInvocation | None) -> list[Any]:
