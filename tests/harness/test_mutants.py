@@ -88,7 +88,7 @@ def test_every_mutant_of_the_example_in_claim_binding_kind_order(example: Replay
     assert names == [*per_binding, *per_claim, "extra-sentence-answer-all"]
 
 
-def test_the_example_has_three_equivalent_mutants_with_their_reasons(
+def test_the_example_has_five_equivalent_mutants_with_their_reasons(
     by_name: dict[str, Mutant],
 ) -> None:
     equivalent = {name: m.equivalent for name, m in by_name.items() if m.equivalent is not None}
@@ -98,6 +98,11 @@ def test_the_example_has_three_equivalent_mutants_with_their_reasons(
         # Each binding cites incident evidence: the other one still carries the claim.
         "runbook-quote-claim-1-0": "the claim keeps another incident binding",
         "runbook-quote-claim-1-1": "the claim keeps another incident binding",
+        # No other service's call quotes the same alert or log line.
+        "other-service-claim-1-0": "no invocation about another service holds the same text"
+        " at this path",
+        "other-service-claim-1-1": "no invocation about another service holds the same text"
+        " at this path",
     }
     assert by_name["other-path-claim-1-0"].contract is None
 
@@ -166,7 +171,7 @@ def test_the_example_has_three_equivalent_mutants_with_their_reasons(
             },
         ),
         (
-            "other-service-claim-1-all",
+            "reattributed-claim-1-all",
             {
                 "claims[0].claim_text": (
                     "order-service 当前存在 HighMemoryUsage 告警，内存使用率达到 91%。",
@@ -393,9 +398,10 @@ def test_every_kind_is_documented_and_names_the_seed_rule_it_tests() -> None:
     assert set(SEED_RULES) == set(KINDS)
 
 
-def test_other_invocation_never_retargets_a_no_hit_to_an_identical_one() -> None:
-    """Two no-hit searches hold the same text at $.logs: re-pointing a binding between them
-    about the same service, or beside another binding of the claim, keeps the claim true."""
+def test_a_no_hit_is_retargeted_only_to_another_services_no_hit() -> None:
+    """Two no-hit searches hold the same text at $.logs. Between two about the same service a
+    re-pointed binding stays true (no mutant of any kind); towards another service's no-hit
+    it is the right text under another service (other-service), never other-invocation."""
     negative = {
         m.name: m for m in derive_mutants(replay_plan(MATRIX / "05-hikaricp-negative.yaml").base)
     }
@@ -403,11 +409,19 @@ def test_other_invocation_never_retargets_a_no_hit_to_an_identical_one() -> None
         assert negative[f"other-invocation-claim-1-{binding}"].equivalent == (
             "every other invocation holds the same text at this path"
         )
+        assert negative[f"other-service-claim-1-{binding}"].equivalent == (
+            "no invocation about another service holds the same text at this path"
+        )
     two_services = {m.name: m for m in derive_mutants(replay_plan(PLACEHOLDER).base)}
-    # claim-1 (payment-service) binds #1 and #2; #3 is shipping-service's no-hit.
+    # #1 and #2 searched payment-service, #3 shipping-service; all three found nothing.
     assert two_services["other-invocation-claim-1-1"].equivalent == (
         "every other invocation holds the same text at this path"
     )
-    # claim-2 (shipping-service) rests on #3 alone: payment-service's no-hit is a forgery.
-    retargeted = two_services["other-invocation-claim-2-0"]
-    assert retargeted.change == "source_invocation_id 3 → 1 (query_logs)"
+    assert two_services["other-service-claim-1-1"].change == (
+        "source_invocation_id 2 → 3: the same text, about shipping-service instead of"
+        " payment-service"
+    )
+    assert two_services["other-service-claim-2-0"].change == (
+        "source_invocation_id 3 → 1: the same text, about payment-service instead of"
+        " shipping-service"
+    )

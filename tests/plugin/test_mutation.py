@@ -2,7 +2,7 @@
 
 The scenarios are the documented example (``high-memory-positive``, a PASS with two bindings)
 and its LOW_CONFID variant, written into a pytester directory. What a mutant derives is pure
-(21 mutants, 3 equivalent, tests/harness/test_mutants.py); whether the guards of today kill
+(23 mutants, 5 equivalent, tests/harness/test_mutants.py); whether the guards of today kill
 each one is not pinned here, except for the citation forgeries the gatekeeper must always
 catch. A conftest seam that removes the gatekeeper's excerpt check shows what a weak guard
 looks like in the report.
@@ -34,7 +34,13 @@ ALWAYS_KILLED = (
     "tool-swap-claim-1-1",
     "negation-flip-claim-1-0",
 )
-EQUIVALENT = ("other-path-claim-1-0", "runbook-quote-claim-1-0", "runbook-quote-claim-1-1")
+EQUIVALENT = (
+    "other-path-claim-1-0",
+    "runbook-quote-claim-1-0",
+    "runbook-quote-claim-1-1",
+    "other-service-claim-1-0",
+    "other-service-claim-1-1",
+)
 # The test-only seam: a gatekeeper whose excerpt check accepts every quote.
 WEAK_EXCERPT_CHECK = """
 import pytest
@@ -77,7 +83,7 @@ def test_every_mutant_is_an_item_named_by_kind_claim_and_binding(
     scenarios.write("scenarios/low.yaml", scenarios.low_confidence())
     result = pytester.runpytest("--diageval-mutate", "--collect-only", "-q")
     ids = [line for line in result.outlines if "::" in line]
-    assert len(ids) == 21  # the LOW_CONFID scenario has nothing to mutate
+    assert len(ids) == 23  # the LOW_CONFID scenario has nothing to mutate
     assert ids[0] == f"{NODE}::mutant[other-invocation-claim-1-0]"
     assert ids[-1] == f"{NODE}::mutant[extra-sentence-answer-all]"
     assert f"{NODE}::mutant[demoted-claim-1-all]" in ids
@@ -89,13 +95,13 @@ def test_outcomes_summary_and_json_agree(pytester: pytest.Pytester, scenarios: S
     report = _report(pytester.path / "out.json")
     totals = report["mutation"]["totals"]
     outcomes = result.parseoutcomes()
-    assert totals["equivalent"] == outcomes.get("skipped", 0) == 3
+    assert totals["equivalent"] == outcomes.get("skipped", 0) == 5
     assert totals["killed"] == outcomes.get("passed", 0)
     assert totals["survived"] + totals["error"] == outcomes.get("failed", 0)
     assert totals["tried"] == 18
     assert totals["error"] == 0
     mutants = _mutants(report)
-    assert len(mutants) == 21
+    assert len(mutants) == 23
     for name in ALWAYS_KILLED:
         assert (mutants[name]["outcome"], mutants[name]["verdict"]) == ("killed", "REJECT"), name
     for name in EQUIVALENT:
@@ -177,7 +183,7 @@ def test_two_workers_report_the_same_totals(
     )
     assert parallel.parseoutcomes() == single.parseoutcomes()
     assert _report(pytester.path / "parallel.json") == _report(pytester.path / "single.json")
-    assert _report(pytester.path / "single.json")["mutation"]["totals"]["equivalent"] == 6
+    assert _report(pytester.path / "single.json")["mutation"]["totals"]["equivalent"] == 10
 
 
 def test_mutation_never_records(pytester: pytest.Pytester, scenarios: ScenarioDir) -> None:

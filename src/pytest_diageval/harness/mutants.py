@@ -10,9 +10,7 @@ rule that must stop it (:data:`SEED_RULES`).
 Per binding of each claim (``<kind>-<claim id>-<binding index>``):
 
 * ``other-invocation``: the binding cites another real invocation of the session (one of the
-  same tool when there is one): a real id that holds other evidence. A call that holds the
-  same text at that path (two no-hit searches) is no target when it is about the same
-  service, or when another binding still carries the claim: the claim would stay supported.
+  same tool when there is one) that holds other text at that path: a real id, a false quote.
 * ``other-path``: another real ``raw_path`` of the same invocation: a real place, other text.
 * ``index-plus-one``: the last index of ``raw_path`` plus one (a place that may not exist).
 * ``digit-first`` / ``digit-last``: the first / last digit of the excerpt changed
@@ -24,13 +22,17 @@ Per binding of each claim (``<kind>-<claim id>-<binding index>``):
   passing incident binding, so a runbook citation beside one changes nothing to judge.
 * ``negation-flip``: the excerpt's first negation word removed, or ``not `` / ``未`` put in
   front of an excerpt that has none: the quote says the opposite.
+* ``other-service``: the binding cites an invocation about another service that holds the
+  same text at that path (typically another service's no-hit search): the right text, under
+  another service. A call with the same text about the same service is no target of any
+  kind (two identical no-hit searches: the citation stays true).
 
 Per claim (``<kind>-<claim id>-all``):
 
 * ``runbook-only``: the runbook quote as the claim's only binding.
 * ``unbound``: every binding dropped and ``support_level: none``.
-* ``other-service``: the claim (and the answer) re-attributed to another service of the
-  world, the citations unchanged: real text, filed under a service it does not speak about.
+* ``reattributed``: the claim (and the answer) re-attributed to another service of the
+  world, the citations unchanged: real evidence of one service, a finding about another.
 * ``demoted``: the verifier labels the claim's facts ``no_evidence`` and ``is_critical:
   false``: an unsupported claim declared unimportant to escape the verdict matrix (a
   verifier-output mutant; the contract is unchanged).
@@ -90,8 +92,9 @@ BINDING_KINDS = (
     "tool-swap",
     "runbook-quote",
     "negation-flip",
+    "other-service",
 )
-CLAIM_KINDS = ("runbook-only", "unbound", "other-service", "demoted")
+CLAIM_KINDS = ("runbook-only", "unbound", "reattributed", "demoted")
 ANSWER_KINDS = ("extra-sentence",)
 KINDS = BINDING_KINDS + CLAIM_KINDS + ANSWER_KINDS
 
@@ -101,13 +104,15 @@ _CITATION_RULE = (
     " evidence_excerpt must match the real invocation"
 )
 _RUNBOOK_RULE = '004: "runbook 内容只能进入 missing_info 或证据收集动作，不能变成 confirmed claim"'
+_DERIVABLE_RULE = '004: "Verifier 判为 PASS 必须基于“真实引用 + 可推导结论”两个条件同时成立"'
 SEED_RULES: dict[str, str] = {
     **dict.fromkeys(BINDING_KINDS, _CITATION_RULE),
     "runbook-quote": _RUNBOOK_RULE,
     "runbook-only": _RUNBOOK_RULE,
     "unbound": '000: "a claim with fabricated or missing evidence references SHALL NOT be'
     ' classified as `direct_evidence`"',
-    "other-service": '004: "Verifier 判为 PASS 必须基于“真实引用 + 可推导结论”两个条件同时成立"',
+    "other-service": _DERIVABLE_RULE,
+    "reattributed": _DERIVABLE_RULE,
     "demoted": "000: PASS only \"WHEN all critical facts in the Executor's answer have direct or"
     ' indirect support"; the verifier may not choose which claims are critical',
     "extra-sentence": '000: "unsupported extra facts SHALL lower the verdict"; 004: "Composer'
@@ -278,6 +283,7 @@ class _Context:
             "tool-swap": lambda b, _: self._tool_swap(b),
             "runbook-quote": self._runbook_quote,
             "negation-flip": lambda b, _: _negation_flip(b),
+            "other-service": lambda b, _: self._other_service(b),
         }
         for index, claim in enumerate(self.contract["claims"]):
             token = self.claim_tokens[index]
@@ -286,7 +292,7 @@ class _Context:
                     yield kind, token, str(number), self._on_binding(index, number, mutate)
             yield "runbook-only", token, "all", self._runbook_only(index)
             yield "unbound", token, "all", self._unbound(index)
-            yield "other-service", token, "all", self._other_service(index)
+            yield "reattributed", token, "all", self._reattributed(index)
             yield "demoted", token, "all", self._demoted(index)
         yield "extra-sentence", "answer", "all", self._extra_sentence()
 
@@ -304,12 +310,10 @@ class _Context:
 
     def _other_invocation(self, binding: Data, claim: Data) -> _Outcome:
         own = binding.get("source_invocation_id")
-        others = [row for row in self.invocations.values() if row.id != own]
-        if not others:
-            return "the session has no other invocation to cite"
         cited = self.invocations.get(own)  # type: ignore[arg-type]
-        keeps_another = len(claim["evidence_bindings"]) > 1
-        forged = [r for r in others if self._forges(cited, r, binding, keeps_another)]
+        path = binding.get("raw_path")
+        others = [r for r in self.invocations.values() if r.id != own]
+        forged = [r for r in others if cited is None or _text_at(r, path) != _text_at(cited, path)]
         if not forged:
             return "every other invocation holds the same text at this path"
         own_tool = None if cited is None else cited.tool_name
@@ -317,19 +321,27 @@ class _Context:
         binding["source_invocation_id"] = target.id
         return f"source_invocation_id {own} → {target.id} ({target.tool_name})", None, None
 
-    @staticmethod
-    def _forges(
-        cited: ToolInvocation | None, target: ToolInvocation, binding: Data, keeps_another: bool
-    ) -> bool:
-        """Whether citing ``target`` instead is a forgery a guard must catch.
-
-        Other text at the path: a false citation. The same text (two no-hit searches) about
-        the same service: still true. The same text about another service: true text on the
-        wrong subject, which only matters when no other binding carries the claim."""
+    def _other_service(self, binding: Data) -> _Outcome:
+        own = binding.get("source_invocation_id")
+        cited = self.invocations.get(own)  # type: ignore[arg-type]
+        if cited is None:
+            return "the binding cites no invocation of the session"
         path = binding.get("raw_path")
-        if cited is None or _text_at(target, path) != _text_at(cited, path):
-            return True
-        return _subject(target) != _subject(cited) and not keeps_another
+        same_text = [
+            r
+            for r in self.invocations.values()
+            if _text_at(r, path) == _text_at(cited, path) and _subject(r) != _subject(cited)
+        ]
+        if not same_text:
+            return "no invocation about another service holds the same text at this path"
+        target = same_text[0]
+        binding["source_invocation_id"] = target.id
+        return (
+            f"source_invocation_id {own} → {target.id}: the same text, about"
+            f" {_subject(target)} instead of {_subject(cited)}",
+            None,
+            None,
+        )
 
     def _other_path(self, binding: Data) -> _Outcome:
         row = self.invocations.get(binding.get("source_invocation_id"))  # type: ignore[arg-type]
@@ -388,7 +400,7 @@ class _Context:
         claim["support_level"] = "none"
         return f"{count} binding(s) dropped, support_level → none", contract, None
 
-    def _other_service(self, index: int) -> _Outcome:
+    def _reattributed(self, index: int) -> _Outcome:
         contract = copy.deepcopy(self.contract)
         claim = contract["claims"][index]
         named = [s for s in self.services if s in claim["claim_text"]]
