@@ -44,7 +44,7 @@ EQUIVALENT = (
 # The test-only seam: a gatekeeper whose excerpt check accepts every quote.
 WEAK_EXCERPT_CHECK = """
 import pytest
-from pytest_diageval.core import gatekeeper
+from pytest_diageval.core import citation
 from pytest_diageval.core.excerpt_match import ExcerptMatch
 
 _patch = pytest.MonkeyPatch()
@@ -54,7 +54,7 @@ def pytest_configure(config):
     def accept_everything(excerpt, text):
         return ExcerptMatch("matched", 100.0, "seam: the excerpt check is removed", text)
 
-    _patch.setattr(gatekeeper, "match_excerpt", accept_everything)
+    _patch.setattr(citation, "match_excerpt", accept_everything)
 
 
 def pytest_unconfigure(config):
