@@ -346,8 +346,8 @@ def test_claim_ids_that_cannot_be_node_id_tokens_become_their_position(example: 
     claim = contract["claims"][0]
     contract["claims"] = [
         {**claim, "claim_id": "a b]"},
-        {**claim, "claim_id": "x"},
-        {**claim, "claim_id": "x"},
+        {**claim, "claim_id": "x::y"},
+        {**claim, "claim_id": ""},
     ]
     base = dataclasses.replace(
         example.base, contract=type(example.base.contract).model_validate(contract)
