@@ -64,7 +64,9 @@ def forge_cpu_excerpt(data: Data) -> None:
 
 
 def mention_memory_alert_in_cpu_claim(data: Data) -> None:
-    _contract(data)["claims"][0]["claim_text"] += "同时 order-service 也有 HighMemoryUsage 告警。"
+    # Names payment-service, which its citations are about: a claim naming a service none of
+    # its citations is about is no_evidence anyway (claim.subject_not_cited).
+    _contract(data)["claims"][0]["claim_text"] += "同时 payment-service 也有 HighMemoryUsage 告警。"
 
 
 def point_memory_log_binding_at_metrics_call(data: Data) -> None:

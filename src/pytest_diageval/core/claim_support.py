@@ -188,9 +188,12 @@ def _services_not_cited(
     claim_text: str, items: Sequence[CheckedBinding], by_id: Mapping[int, ToolInvocation]
 ) -> list[str]:
     """The ``*-service`` names of the claim that no cited item (its text or the service its
-    call asked for) is about: evidence about payment-service says nothing about inventory."""
+    call asked for) is about: evidence about payment-service says nothing about inventory.
+    Without the session's rows (a caller that passed none) there is nothing to compare."""
     named = sorted(set(_SERVICE_RE.findall(claim_text.lower())))
     cited: set[str] = set()
+    if not any(row.source_invocation_id in by_id for row in items if row.source_invocation_id):
+        return []
     for row in items:
         invocation = by_id.get(row.source_invocation_id or -1)
         if invocation is None:
