@@ -25,7 +25,7 @@ __all__ = [
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from pytest_diageval.harness.settings import RECORD_MODES
+    from pytest_diageval.harness.settings import DEFAULT_SCENARIO_DIRS, RECORD_MODES
 
     group = parser.getgroup("diageval", "evidence-grounded diagnosis scenarios")
     group.addoption(
@@ -65,6 +65,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="mutation-test the guards: forge the contract and verifier output of every"
         " scenario that reaches PASS; each mutant is an item that fails if it still passes",
+    )
+    parser.addini(
+        "diageval_scenario_dirs",
+        "folders whose *.yaml / *.yml files are scenarios: a name matches at any depth, a"
+        " path with '/' is relative to rootdir (default: scenarios); files named on the"
+        " command line are always collected",
+        type="args",
+        default=list(DEFAULT_SCENARIO_DIRS),
     )
     parser.addini(
         "diageval_cassette_dir",
@@ -123,12 +131,26 @@ def _configure_mutation(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    from pytest_diageval.harness.settings import configured_cassette_dir, is_scenario_file
+    from pytest_diageval.harness.settings import (
+        SCENARIO_SUFFIXES,
+        configured_cassette_dir,
+        configured_scenario_dirs,
+        explicit_paths,
+        is_scenario_file,
+    )
 
+    if file_path.suffix not in SCENARIO_SUFFIXES:  # the common case, decided at once
+        return None
     config = parent.config
     # Folders above the project (say ~/worlds/project) must not stop collection.
     roots = (config.rootpath, config.invocation_params.dir)
-    if not is_scenario_file(file_path, configured_cassette_dir(config), roots):
+    if not is_scenario_file(
+        file_path,
+        configured_cassette_dir(config),
+        roots,
+        scenario_dirs=configured_scenario_dirs(config),
+        explicit=explicit_paths(config),
+    ):
         return None
     from pytest_diageval.harness.items import ScenarioFile  # the heavy imports start here
 

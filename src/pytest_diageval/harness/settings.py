@@ -8,7 +8,7 @@ or vcrpy: those load only when a scenario file is actually collected.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
@@ -16,6 +16,7 @@ from typing import Literal, get_args
 import pytest
 
 __all__ = [
+    "DEFAULT_SCENARIO_DIRS",
     "DEFAULT_TIMEOUT",
     "NEVER_COLLECTED_DIRS",
     "RECORD_MODES",
@@ -23,13 +24,19 @@ __all__ = [
     "MissingEndpointError",
     "RecordMode",
     "RunSettings",
+    "SCENARIO_SUFFIXES",
     "configured_cassette_dir",
+    "configured_scenario_dirs",
+    "explicit_paths",
     "is_scenario_file",
 ]
 
 RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
 RECORD_MODES: tuple[RecordMode, ...] = get_args(RecordMode)
 NEVER_COLLECTED_DIRS = frozenset({"worlds", "cassettes"})
+DEFAULT_SCENARIO_DIRS: tuple[str, ...] = ("scenarios",)
+"""Folders whose YAML files are scenarios (ini ``diageval_scenario_dirs``)."""
+SCENARIO_SUFFIXES = (".yaml", ".yml")
 DEFAULT_TIMEOUT = 60.0
 """Seconds per model request; a small local model may need far more (``--diageval-timeout``)."""
 
@@ -87,29 +94,78 @@ class MissingEndpointError(Exception):
 
 
 SETTINGS_KEY = pytest.StashKey[RunSettings]()
+EXPLICIT_PATHS_KEY = pytest.StashKey[frozenset[Path]]()
 
 
 def is_scenario_file(
-    path: Path, cassette_dir: Path | None = None, roots: Sequence[Path] = ()
+    path: Path,
+    cassette_dir: Path | None = None,
+    roots: Sequence[Path] = (),
+    *,
+    scenario_dirs: Sequence[str] = DEFAULT_SCENARIO_DIRS,
+    explicit: Collection[Path] = (),
 ) -> bool:
-    """Every ``*.yaml`` / ``*.yml`` except those under a ``worlds`` or ``cassettes`` folder
-    or under the configured ``diageval_cassette_dir``.
+    """Whether pytest collects ``path`` as a scenario (see the README, *What is collected*).
 
-    Only folders below the first of ``roots`` (rootdir, invocation dir) that holds the file
-    count: a project that lives in some ``~/worlds/`` is still collected.
+    A ``*.yaml`` / ``*.yml`` file is a scenario when it was named on the command line
+    (``explicit``), or when it lies in a folder named in ``scenario_dirs`` (ini
+    ``diageval_scenario_dirs``: a folder name matches at any depth, a path with a ``/`` is
+    relative to the first root); files under a ``worlds`` or ``cassettes`` folder or under
+    the configured ``diageval_cassette_dir`` never are, unless named explicitly. Every other
+    YAML file of a project (``docker-compose.yaml``, CI workflows, Helm values) is not ours.
+
+    Only folders below the outermost of ``roots`` (rootdir, invocation dir) that holds the
+    file count, that root's own name included: a project that lives in some ``~/worlds/`` or
+    ``~/scenarios/`` is neither hidden nor claimed whole.
     """
-    if path.suffix not in {".yaml", ".yml"}:
+    if path.suffix not in SCENARIO_SUFFIXES:
         return False
-    if NEVER_COLLECTED_DIRS.intersection(_parts_below(path, roots)[:-1]):
+    if path in explicit:
+        return True
+    folders = _parts_below(path, roots)[:-1]
+    if NEVER_COLLECTED_DIRS.intersection(folders[1:]):
         return False
-    return cassette_dir is None or not path.is_relative_to(cassette_dir)
+    if cassette_dir is not None and path.is_relative_to(cassette_dir):
+        return False
+    return _in_scenario_dir(path, folders, scenario_dirs, roots)
+
+
+def _in_scenario_dir(
+    path: Path, folders: Sequence[str], scenario_dirs: Sequence[str], roots: Sequence[Path]
+) -> bool:
+    base = roots[0] if roots else Path("/")
+    for entry in scenario_dirs:
+        if "/" in entry.strip("/"):
+            if path.is_relative_to(base / entry):
+                return True
+        elif entry.strip("/") in folders:
+            return True
+    return False
 
 
 def _parts_below(path: Path, roots: Sequence[Path]) -> tuple[str, ...]:
-    for root in roots:
-        if path.is_relative_to(root):
-            return path.relative_to(root).parts
-    return path.parts
+    """The path's parts from the outermost root that holds it (that root's name first)."""
+    holding = [root for root in roots if path.is_relative_to(root)]
+    if not holding:
+        return path.parts
+    outermost = min(holding, key=lambda root: len(root.parts))
+    return path.relative_to(outermost.parent).parts
+
+
+def explicit_paths(config: pytest.Config) -> frozenset[Path]:
+    """The files named on the command line (``path::node`` selections included), absolute."""
+    cached = config.stash.get(EXPLICIT_PATHS_KEY, None)
+    if cached is None:
+        base = config.invocation_params.dir
+        cached = frozenset(
+            Path(os.path.abspath(Path(base, str(arg).split("::", 1)[0]))) for arg in config.args
+        )
+        config.stash[EXPLICIT_PATHS_KEY] = cached
+    return cached
+
+
+def configured_scenario_dirs(config: pytest.Config) -> tuple[str, ...]:
+    return tuple(str(entry) for entry in config.getini("diageval_scenario_dirs"))
 
 
 def configured_cassette_dir(config: pytest.Config) -> Path | None:
