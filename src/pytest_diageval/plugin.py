@@ -83,6 +83,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     from pytest_diageval.harness.report import DiagevalReporter
+    from pytest_diageval.harness.scheduling import prefer_loadgroup
     from pytest_diageval.harness.settings import SETTINGS_KEY, RunSettings
 
     record = config.getoption("diageval_record")
@@ -103,6 +104,8 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_diageval.harness.markers import register_tag_markers
 
         register_tag_markers(config)
+    # Before xdist makes its scheduler (on the controller, from this option).
+    prefer_loadgroup(config)
     # instructor logs every failed attempt at ERROR; the items report those failures
     # themselves, compactly, so the same text three more times is only noise.
     logging.getLogger("instructor").setLevel(logging.CRITICAL)
@@ -217,9 +220,10 @@ def diageval_run(request: pytest.FixtureRequest) -> Any:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """Under ``-n`` with the default distribution, keep each scenario's items on one worker."""
-    if config.getoption("dist", "load") != "load":
-        return None
-    from pytest_diageval.harness.scheduling import ScenarioScheduling
+    """Under ``--dist loadgroup`` only (which :func:`pytest_configure` picks when the run can
+    collect scenarios): xdist's loadgroup scheduler that also keeps each scenario together."""
+    if config.getoption("dist", "no") != "loadgroup":
+        return None  # xdist's own scheduler for every other distribution
+    from pytest_diageval.harness.group_scheduler import ScenarioGroupScheduling
 
-    return ScenarioScheduling(config, log)
+    return ScenarioGroupScheduling(config, log)

@@ -1,5 +1,7 @@
 """pytest-xdist: ``-n 2`` gives the same outcomes, summary, confusion matrix and JSON report
-as one process, and every scenario runs once, on one worker, for all its items."""
+as one process, and every scenario runs once, on one worker, for all its items: xdist's own
+``loadgroup`` distribution with one ``xdist_group`` per scenario, chosen only when the run can
+collect scenarios (see also test_collection_scope for a run without any)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ import pytest
 if TYPE_CHECKING:
     from conftest import ScenarioDir
 
-WORKER_LINE = re.compile(r"^\[(gw\d+)\] \[ *\d+%\] (PASSED|FAILED) (\S+)$")
+# xdist's loadgroup may append ``@<group>`` to the node ids (not under pytest 9.2: see
+# harness/group_scheduler.py); the group is then the scenario id.
+WORKER_LINE = re.compile(r"^\[(gw\d+)\] \[ *\d+%\] (PASSED|FAILED) ([^@\s]+)(?:@(\S+))?$")
 # Worker processes import everything afresh; these unrelated costs are left out of them:
 # the hypothesis plugin (imports hypothesis at the end of a run) and assertion rewriting.
 LEAN = ("-p", "no:hypothesispytest", "--assert=plain")
@@ -42,6 +46,7 @@ def test_two_workers_give_the_same_results_as_one_process(
 
     single.assert_outcomes(passed=13, failed=2)
     parallel.assert_outcomes(passed=13, failed=2)
+    parallel.stdout.fnmatch_lines(["scheduling tests via ScenarioGroupScheduling"])
     assert _outcomes(parallel) == _outcomes(single)
     assert scenarios.summary(parallel) == scenarios.summary(single)
     assert len(scenarios.summary(single)) == 9  # header, 3 rows, blank, matrix title, 3 lines
@@ -57,7 +62,8 @@ def test_two_workers_give_the_same_results_as_one_process(
     for line in parallel.outlines:
         match = WORKER_LINE.match(line.strip())
         if match:
-            worker, outcome, node = match.groups()
+            worker, outcome, node, group = match.groups()
+            assert group in (None, node.split("::")[1])  # the scenario id is the group
             workers[node.rsplit("::", 1)[0]].add(worker)
             outcomes[node] = outcome
     assert len(outcomes) == 15
@@ -108,3 +114,51 @@ def test_scenarios_run_cleanly_without_xdist_under_strict_markers(
 
     result.assert_outcomes(passed=2)
     assert "xdist_group" not in result.stdout.str()
+
+
+def test_a_distribution_the_user_chose_is_kept(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    scenarios.write("scenarios/low.yaml", scenarios.low_confidence())
+
+    result = pytester.runpytest_subprocess(*LEAN, "-n", "2", "-v", "--dist", "worksteal")
+
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["scheduling tests via WorkStealingScheduling"])
+
+
+def test_a_run_whose_paths_hold_no_scenario_keeps_xdists_load(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    scenarios.write("scenarios/low.yaml", scenarios.low_confidence())
+    scenarios.write_text("tests/test_one.py", "def test_one():\n    pass\n")
+
+    only_tests = pytester.runpytest_subprocess(*LEAN, "-n", "2", "-v", "tests")
+    named_file = pytester.runpytest_subprocess(*LEAN, "-n", "2", "-v", "scenarios/low.yaml")
+
+    only_tests.assert_outcomes(passed=1)
+    only_tests.stdout.fnmatch_lines(["scheduling tests via LoadScheduling"])
+    named_file.assert_outcomes(passed=2)
+    named_file.stdout.fnmatch_lines(["scheduling tests via ScenarioGroupScheduling"])
+
+
+@pytest.mark.parametrize(
+    ("nodeid", "scope"),
+    [
+        ("scenarios/a.yaml::high-memory::verdict", "high-memory"),
+        ("scenarios/a.yml::high-memory::rounds", "high-memory"),
+        ("scenarios/a.yaml::high-memory::verdict@high-memory", "high-memory"),  # xdist tagged
+        ("tests/test_x.py::test_y@shared", "shared"),
+        ("tests/test_x.py::TestA::test_y", "tests/test_x.py::TestA::test_y"),
+        ("tests/test_x.py::test_y[a@b]", "tests/test_x.py::test_y[a@b]"),
+        ("scenarios/bad.yaml::invalid-scenario", "scenarios/bad.yaml::invalid-scenario"),
+    ],
+)
+def test_the_scheduler_scopes_scenario_items_by_scenario_and_others_as_loadgroup(
+    nodeid: str, scope: str
+) -> None:
+    from pytest_diageval.harness.group_scheduler import ScenarioGroupScheduling
+
+    scheduler = ScenarioGroupScheduling.__new__(ScenarioGroupScheduling)  # no config needed
+
+    assert scheduler._split_scope(nodeid) == scope
