@@ -1,5 +1,6 @@
 """Collection: node ids, ids from file names, never-collected folders, -k/-m selection, and
-every bad-file message of issue 5 as a clear collection error (real pytest runs)."""
+every bad-file message of issue 5, which a broken file fails with as its own item
+``<file>::invalid-scenario`` (issue 12), or as a collection error under --collect-only."""
 
 from __future__ import annotations
 
@@ -257,7 +258,7 @@ def _position(path: Path, anchor: str | None) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("bad", BAD_FILES, ids=[bad.name for bad in BAD_FILES])
-def test_a_bad_file_is_a_collection_error_with_file_line_column_and_field(
+def test_a_bad_file_fails_as_its_own_item_with_file_line_column_and_field(
     pytester: pytest.Pytester, scenarios: ScenarioDir, bad: BadFile
 ) -> None:
     path = bad.build(scenarios)
@@ -265,10 +266,11 @@ def test_a_bad_file_is_a_collection_error_with_file_line_column_and_field(
 
     result = pytester.runpytest("-rA")
 
-    result.assert_outcomes(errors=1)  # and passed=0, skipped=0: never silently skipped
+    result.assert_outcomes(failed=1)  # and passed=0, skipped=0: never silently skipped
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
     message = bad.message.format(path=path, dir=path.parent)
     assert f"{path}:{line}:{column}: {message}" in result.outlines
-    result.stdout.fnmatch_lines(["ERROR scenarios/bad.yaml*"])
+    result.stdout.fnmatch_lines(["FAILED scenarios/bad.yaml::invalid-scenario*"])
     output = result.stdout.str()
     assert "Traceback" not in output
     assert "ValidationError" not in output
@@ -282,7 +284,7 @@ def test_a_misspelt_key_is_reported_once_not_also_as_missing(
 
     result = pytester.runpytest()
 
-    result.assert_outcomes(errors=1)
+    result.assert_outcomes(failed=1)
     assert "did you mean 'expect'?" in result.stdout.str()
     assert "required key is missing" not in result.stdout.str()
 
@@ -300,12 +302,12 @@ def test_a_duplicate_id_names_both_files(pytester: pytest.Pytester, scenarios: S
 
     result = pytester.runpytest()
 
-    result.assert_outcomes(errors=1)
+    result.assert_outcomes(passed=9, failed=1)  # the first file runs, the second fails
     assert (
         f"duplicate scenario id 'high-memory-positive' in {first} and {second}: ids must be"
         " unique in a run (give all but one of them a distinct `id:`)"
     ) in result.stdout.str()
-    result.stdout.fnmatch_lines(["ERROR scenarios/b.yaml*"])
+    result.stdout.fnmatch_lines(["FAILED scenarios/b.yaml::invalid-scenario*"])
 
 
 def test_a_duplicate_id_points_at_the_id_line(
@@ -316,22 +318,46 @@ def test_a_duplicate_id_points_at_the_id_line(
 
     result = pytester.runpytest()
 
-    result.assert_outcomes(errors=1)
+    result.assert_outcomes(passed=9, failed=1)
     assert f"{second}:{line}:{column}: id: duplicate scenario id" in result.stdout.str()
 
 
-def test_a_bad_file_does_not_hide_a_good_one_from_the_error_count(
-    pytester: pytest.Pytester, scenarios: ScenarioDir
-) -> None:
+def _good_and_two_broken(scenarios: ScenarioDir) -> None:
     scenarios.write("scenarios/good.yaml", scenarios.full())
     broken = scenarios.low_confidence()
     broken["expect"]["verdict"] = "PASSED"
     scenarios.write("scenarios/broken.yaml", broken)
     scenarios.write_text("scenarios/empty.yml", "")
 
-    result = pytester.runpytest("--continue-on-collection-errors")
 
-    result.assert_outcomes(passed=11, errors=2)
+def test_bad_files_do_not_stop_the_good_ones(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    _good_and_two_broken(scenarios)
+
+    result = pytester.runpytest()
+
+    result.assert_outcomes(passed=11, failed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "Interrupted" not in result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*/scenarios/broken.yaml:*:*: expect.verdict: 'PASSED' is not one of *",
+            "*/scenarios/empty.yml:1:1: the file is empty*",
+            "FAILED scenarios/broken.yaml::invalid-scenario*",
+            "FAILED scenarios/empty.yml::invalid-scenario*",
+        ]
+    )
+
+
+def test_collect_only_still_reports_a_bad_file_as_a_collection_error(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    _good_and_two_broken(scenarios)
+
+    result = pytester.runpytest("--collect-only", "-q")
+
+    assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(["ERROR scenarios/broken.yaml*", "ERROR scenarios/empty.yml*"])
 
 
@@ -343,6 +369,6 @@ def test_yaml_is_loaded_safely(pytester: pytest.Pytester, scenarios: ScenarioDir
 
     result = pytester.runpytest()
 
-    result.assert_outcomes(errors=1)
+    result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([f"{path}:2:8: invalid YAML: *python/object/apply:os.mkdir*"])
     assert not (pytester.path / "made-by-yaml").exists()

@@ -43,7 +43,9 @@ from pytest_diageval.harness.scenario import Scenario
 from pytest_diageval.harness.settings import SETTINGS_KEY, RecordMode, configured_cassette_dir
 
 __all__ = [
+    "INVALID_SCENARIO",
     "ExpectationFailed",
+    "InvalidScenario",
     "ScenarioFile",
     "ScenarioItem",
     "ScenarioNode",
@@ -66,24 +68,32 @@ class ScenarioRunFailed(Exception):
 
 
 class ScenarioFile(pytest.File):
-    def collect(self) -> Iterator[ScenarioNode]:
+    def collect(self) -> Iterator[ScenarioNode | InvalidScenario]:
         try:
-            scenario = load_scenario(self.path)
-            self._check_unique_id(scenario)
-            load_scenario_world(scenario, self.path)
-            cassette = resolve_cassette_path(
-                scenario,
-                self.path,
-                self._cassette_dir(),
-                must_exist=self.config.stash[SETTINGS_KEY].record_mode == "none",
-            )
+            scenario, cassette = self._load()
         except ScenarioError as exc:
-            raise self.CollectError(str(exc)) from None
+            if self.config.option.collectonly:  # nothing runs: the error must show here
+                raise self.CollectError(str(exc)) from None
+            # One broken file fails as its own item; every other scenario still runs.
+            yield InvalidScenario.from_parent(self, name=INVALID_SCENARIO, error=exc)
+            return
         if cassette is not None:  # `scenarios/live/../../cassettes/x.yaml` reads badly
             cassette = Path(os.path.normpath(cassette))
         yield ScenarioNode.from_parent(
             self, name=scenario.scenario_id, scenario=scenario, cassette=cassette
         )
+
+    def _load(self) -> tuple[Scenario, Path | None]:
+        scenario = load_scenario(self.path)
+        self._check_unique_id(scenario)
+        load_scenario_world(scenario, self.path)
+        cassette = resolve_cassette_path(
+            scenario,
+            self.path,
+            self._cassette_dir(),
+            must_exist=self.config.stash[SETTINGS_KEY].record_mode == "none",
+        )
+        return scenario, cassette
 
     def _check_unique_id(self, scenario: Scenario) -> None:
         seen = self.config.stash.setdefault(SEEN_IDS_KEY, {})
@@ -93,6 +103,33 @@ class ScenarioFile(pytest.File):
 
     def _cassette_dir(self) -> Path:
         return configured_cassette_dir(self.config) or self.path.parent / "cassettes"
+
+
+INVALID_SCENARIO = "invalid-scenario"
+"""The name of the item a broken scenario file fails as (``bad.yaml::invalid-scenario``)."""
+
+
+class InvalidScenario(pytest.Item):
+    """A scenario file that cannot be used: fails with the loader's ``file:line:col field:
+    message`` lines, so the rest of the session runs and the exit code is still non-zero."""
+
+    def __init__(self, *, error: ScenarioError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def runtest(self) -> None:
+        raise self.error
+
+    def repr_failure(
+        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+    ) -> str | TerminalRepr:
+        if isinstance(excinfo.value, ScenarioError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = self.error.line - 1 if self.error.line is not None else None
+        return self.path, line, f"invalid scenario file {self.path.name}"
 
 
 class ScenarioNode(pytest.Collector):
