@@ -25,7 +25,12 @@ __all__ = [
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from pytest_diageval.harness.settings import DEFAULT_SCENARIO_DIRS, RECORD_MODES
+    from pytest_diageval.harness.settings import (
+        DEFAULT_SCENARIO_DIRS,
+        RECORD_MODES,
+        report_option,
+        timeout_option,
+    )
 
     group = parser.getgroup("diageval", "evidence-grounded diagnosis scenarios")
     group.addoption(
@@ -48,7 +53,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--diageval-timeout",
-        type=float,
+        type=timeout_option,
         default=None,
         metavar="SECONDS",
         help="seconds per model request when recording (default: $DIAGEVAL_TIMEOUT or 60)",
@@ -56,6 +61,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--diageval-report",
         metavar="PATH.json",
+        type=report_option,
         default=None,
         help="write every scenario's results and full audit trail as JSON",
     )
@@ -84,18 +90,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     from pytest_diageval.harness.report import DiagevalReporter
     from pytest_diageval.harness.scheduling import prefer_loadgroup
-    from pytest_diageval.harness.settings import SETTINGS_KEY, RunSettings
 
     record = config.getoption("diageval_record")
     if record == "stale":
         _start_stale_rerecording(config)
-    config.stash[SETTINGS_KEY] = RunSettings.from_env(
-        # stale: replay what is recorded, record what is missing; stale ones get rewrite.
-        "once" if record == "stale" else record,
-        config.getoption("diageval_base_url"),
-        config.getoption("diageval_model"),
-        config.getoption("diageval_timeout"),
-    )
+    # The run settings (endpoint, timeout from the environment) are read when the first
+    # scenario is collected (settings.run_settings), never here: see SettingsError.
     if config.getoption("diageval_mutate"):
         _configure_mutation(config)
     else:

@@ -251,7 +251,23 @@ def _load_packaged(name: str) -> World:
 def _load_file(path: Path) -> World:
     if not path.is_file():
         raise WorldError(f"world file not found: {path}")
-    return _load_text(path.read_text(encoding="utf-8"), str(path))
+    return _load_text(_read_utf8(path), str(path))
+
+
+def _read_utf8(path: Path) -> str:
+    """The file's text; a file that is not UTF-8 or cannot be read is a WorldError."""
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise WorldError(f"world file {path} cannot be read: {error.strerror}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise WorldError(
+            f"world file {path} is not UTF-8 text (line {line}, byte {error.start}:"
+            f" {error.reason}); save it as UTF-8"
+        ) from None
 
 
 def _load_text(text: str, source: str) -> World:

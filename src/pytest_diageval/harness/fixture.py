@@ -26,7 +26,7 @@ from pytest_diageval.harness.loader import load_scenario, resolve_cassette_path
 from pytest_diageval.harness.outcome import CheckOutcome
 from pytest_diageval.harness.runner import ScenarioRun, run_scenario
 from pytest_diageval.harness.scenario import Scenario
-from pytest_diageval.harness.settings import SETTINGS_KEY, configured_cassette_dir
+from pytest_diageval.harness.settings import configured_cassette_dir, run_settings
 
 __all__ = ["DiagevalRun", "ScenarioRunner"]
 
@@ -71,7 +71,7 @@ class ScenarioRunner:
     def __call__(self, path: str | Path) -> DiagevalRun:
         file = Path(self.config.rootpath, path)
         scenario = load_scenario(file)
-        settings = self.config.stash[SETTINGS_KEY]
+        settings = run_settings(self.config)
         cassette_dir = configured_cassette_dir(self.config) or file.parent / "cassettes"
         cassette = resolve_cassette_path(
             scenario, file, cassette_dir, must_exist=settings.record_mode == "none"

@@ -40,7 +40,12 @@ from pytest_diageval.harness.rerecord import (
 )
 from pytest_diageval.harness.runner import ScenarioRun, run_scenario
 from pytest_diageval.harness.scenario import Scenario
-from pytest_diageval.harness.settings import SETTINGS_KEY, RecordMode, configured_cassette_dir
+from pytest_diageval.harness.settings import (
+    RecordMode,
+    SettingsError,
+    configured_cassette_dir,
+    run_settings,
+)
 
 __all__ = [
     "INVALID_SCENARIO",
@@ -84,6 +89,10 @@ class ScenarioFile(pytest.File):
         )
 
     def _load(self) -> tuple[Scenario, Path | None]:
+        try:
+            settings = run_settings(self.config)
+        except SettingsError as error:
+            raise ScenarioError(self.path, None, None, "", str(error)) from None
         scenario = load_scenario(self.path)
         self._check_unique_id(scenario)
         load_scenario_world(scenario, self.path)
@@ -91,7 +100,7 @@ class ScenarioFile(pytest.File):
             scenario,
             self.path,
             self._cassette_dir(),
-            must_exist=self.config.stash[SETTINGS_KEY].record_mode == "none",
+            must_exist=settings.record_mode == "none",
         )
         return scenario, cassette
 
@@ -157,7 +166,7 @@ class ScenarioNode(pytest.Collector):
 
     def run(self) -> ScenarioRun:
         if self._run is None:
-            settings = self.config.stash[SETTINGS_KEY]
+            settings = run_settings(self.config)
             if self.record_mode is not None:
                 settings = dataclasses.replace(settings, record_mode=self.record_mode)
             self._run = run_scenario(

@@ -254,4 +254,12 @@ class DiagevalReporter:
         target = self.config.getoption("diageval_report")
         if target is None or hasattr(self.config, "workerinput"):
             return
-        self.summaries.write_json(Path(target))
+        try:
+            self.summaries.write_json(Path(target))
+        except OSError as error:  # say so and fail the run, rather than a traceback
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            message = f"--diageval-report {target}: cannot write the report: {error.strerror}"
+            if reporter is not None:
+                reporter.write_line(f"ERROR: {message}", red=True)
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -7,6 +7,8 @@ or vcrpy: those load only when a scenario file is actually collected.
 
 from __future__ import annotations
 
+import argparse
+import math
 import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -25,10 +27,15 @@ __all__ = [
     "MissingEndpointError",
     "RecordMode",
     "RunSettings",
+    "SettingsError",
     "configured_cassette_dir",
     "configured_scenario_dirs",
     "explicit_paths",
     "is_scenario_file",
+    "positive_seconds",
+    "report_option",
+    "run_settings",
+    "timeout_option",
 ]
 
 RecordMode = Literal["none", "once", "new_episodes", "all", "rewrite"]
@@ -64,7 +71,7 @@ class RunSettings:
             base_url=base_url or os.environ.get("OPENAI_BASE_URL"),
             model=model or os.environ.get("DIAGEVAL_MODEL"),
             api_key=os.environ.get("OPENAI_API_KEY") or None,
-            timeout=timeout or float(os.environ.get("DIAGEVAL_TIMEOUT") or DEFAULT_TIMEOUT),
+            timeout=timeout or _timeout_from_env(),
         )
 
     def require_endpoint(self, cassette: Path) -> tuple[str, str]:
@@ -87,6 +94,73 @@ class RunSettings:
             f"--diageval-record={self.record_mode} would record {cassette}, but no {names} "
             f"{verb} set: {'; '.join(hint for _, hint in missing)}"
         )
+
+
+def positive_seconds(text: str) -> float:
+    """A positive, finite number of seconds from text; ``ValueError`` says what is wrong."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
+def timeout_option(text: str) -> float:
+    """argparse type of ``--diageval-timeout``: a bad value is a usage error naming it."""
+    try:
+        return positive_seconds(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{error} (give, say, 60 or 900)") from None
+
+
+def report_option(text: str) -> str:
+    """argparse type of ``--diageval-report``: a file path, not an existing folder."""
+    if Path(text).is_dir():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is a directory; give the JSON file to write, such as {text.rstrip('/')}"
+            "/diageval-report.json"
+        )
+    return text
+
+
+def _timeout_from_env() -> float:
+    text = os.environ.get("DIAGEVAL_TIMEOUT") or ""
+    if not text.strip():
+        return DEFAULT_TIMEOUT
+    try:
+        return positive_seconds(text)
+    except ValueError as error:
+        raise SettingsError(
+            f"environment variable DIAGEVAL_TIMEOUT: {error}; set it to a positive number"
+            f" (default {DEFAULT_TIMEOUT:g}) or unset it"
+        ) from None
+
+
+class SettingsError(ValueError):
+    """The environment holds a value the plugin cannot use (named in the message)."""
+
+
+def run_settings(config: pytest.Config) -> RunSettings:
+    """The run's settings, read once when the first scenario needs them.
+
+    Not in ``pytest_configure``: a bad ``DIAGEVAL_TIMEOUT`` must not break the pytest runs of
+    projects without scenarios. Raises :class:`SettingsError` (each scenario then fails with
+    it, as an invalid scenario).
+    """
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if settings is None:
+        record = config.getoption("diageval_record")
+        settings = RunSettings.from_env(
+            # stale: replay what is recorded, record what is missing; stale ones get rewrite.
+            "once" if record == "stale" else record,
+            config.getoption("diageval_base_url"),
+            config.getoption("diageval_model"),
+            config.getoption("diageval_timeout"),
+        )
+        config.stash[SETTINGS_KEY] = settings
+    return settings
 
 
 class MissingEndpointError(Exception):
