@@ -30,6 +30,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 from pydantic_core import ErrorDetails
 
 from pytest_diageval.core.contracts import EVIDENCE_TOOLS
+from pytest_diageval.core.yaml_limits import YamlLimitError, safe_load_limited
 
 __all__ = [
     "LOG_LEVELS",
@@ -219,8 +220,6 @@ def _validate(data: Any, source: str, text: str | None) -> World:
 
 # --------------------------------------------------------------------------- loading
 
-# libyaml's safe loader when PyYAML was built with it: about ten times faster on a world file.
-_FAST_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _WORLD_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
@@ -272,7 +271,9 @@ def _read_utf8(path: Path) -> str:
 
 def _load_text(text: str, source: str) -> World:
     try:
-        data = yaml.load(text, Loader=_FAST_SAFE_LOADER)
+        data = safe_load_limited(text)
+    except YamlLimitError as error:
+        raise WorldError(f"invalid world {source}: {error}") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""

@@ -16,8 +16,12 @@ from typing import Any
 
 import yaml
 from vcr.persisters.filesystem import CassetteNotFoundError
-from vcr.serialize import deserialize, serialize
-from vcr.serializers import yamlserializer
+from vcr.request import Request
+from vcr.serialize import serialize
+from vcr.serializers import compat, yamlserializer
+
+from pytest_diageval.core.yaml_limits import YamlLimitError, safe_load_limited
+from pytest_diageval.harness.cassette_check import cassette_problem
 
 __all__ = ["ReadableYaml", "Utf8Persister", "holds_recording"]
 
@@ -56,6 +60,14 @@ def holds_recording(path: Path) -> bool:
     return path.is_file() and bool(path.read_bytes().strip())
 
 
+def _yaml_problem(error: Exception) -> str:
+    """One line: ``line 2, column 1: did not find expected node content``."""
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
+        mark = error.problem_mark
+        return f"line {mark.line + 1}, column {mark.column + 1}: {error.problem}"
+    return " ".join(str(error).split())
+
+
 class Utf8Persister:
     """vcrpy's filesystem persister, but UTF-8 whatever the locale, and it remembers writes.
 
@@ -69,13 +81,26 @@ class Utf8Persister:
         self._unreadable_error = unreadable_error
 
     def load_cassette(self, cassette_path: str, serializer: Any) -> Any:
+        """vcrpy's ``deserialize``, after :func:`cassette_problem` found nothing wrong."""
         path = Path(cassette_path)
         if not holds_recording(path):
             raise CassetteNotFoundError()
         try:
-            return deserialize(path.read_text("utf-8"), serializer)
-        except (UnicodeDecodeError, ValueError, yaml.YAMLError, KeyError, TypeError) as exc:
-            raise self._unreadable_error(f"cassette {path} cannot be read: {exc}") from exc
+            data = safe_load_limited(path.read_text("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise self._unreadable_error(
+                f"cassette {path} is not UTF-8 text: {exc.reason}"
+            ) from None
+        except (YamlLimitError, yaml.YAMLError) as exc:
+            message = f"cassette {path} is not valid YAML: {_yaml_problem(exc)}"
+            raise self._unreadable_error(message) from None
+        problem = cassette_problem(data)
+        if problem is not None:
+            raise self._unreadable_error(f"cassette {path}: {problem}")
+        interactions = data["interactions"]
+        requests = [Request._from_dict(dict(i["request"])) for i in interactions]
+        responses = [compat.convert_to_bytes(i["response"]) for i in interactions]
+        return requests, responses
 
     def save_cassette(self, cassette_path: str, cassette_dict: Any, serializer: Any) -> None:
         path = Path(cassette_path)

@@ -92,6 +92,7 @@ __all__ = [
     "RECORD_MODES",
     "SCRUBBED",
     "CassetteError",
+    "CassetteReplayError",
     "CassetteSession",
     "MissingCassetteError",
     "RecordMode",
@@ -125,6 +126,10 @@ class MissingCassetteError(CassetteError):
 
 class StaleCassetteError(CassetteError, openai.OpenAIError):
     """A request in replay matches no recorded interaction (the prompt or inputs changed)."""
+
+
+class CassetteReplayError(CassetteError):
+    """The replayed answers stopped the run (an error answer the SDK raised on, say)."""
 
 
 class UnplayedInteractionsError(CassetteError):
@@ -304,8 +309,13 @@ class CassetteSession:
         """Interactions recorded in this session (not loaded from the file)."""
         return len(self.cassette.data) - int(self.cassette._loaded_count)
 
-    def verify(self) -> None:
-        """After the run: raise the first stale miss, then complain about unplayed records."""
+    def verify(self, run_error: str | None = None) -> None:
+        """After the run: raise the first stale miss, then the error that stopped the run
+        (``run_error``, what the model calls raised), then complain about unplayed records.
+
+        The order matters: a run that stopped early always leaves interactions unplayed, so
+        their count alone would hide why it stopped.
+        """
         if self.stale:
             raise self.stale[0]
         if not self.replay_only:
@@ -316,6 +326,14 @@ class CassetteSession:
             for number, (request, _) in enumerate(cassette.data[: cassette._loaded_count], 1)
             if cassette.play_counts[number - 1] == 0
         ]
+        if run_error is not None:
+            left = f"; {len(unplayed)} recorded interaction(s) were then left unplayed"
+            raise CassetteReplayError(
+                f"cassette {self.path}: the replay stopped after {self.play_count} of"
+                f" {cassette._loaded_count} recorded interaction(s): {run_error}"
+                + (left if unplayed else "")
+                + self._rerecord_hint()
+            )
         if unplayed:
             listed = ", ".join(f"#{number} {describe_request(req)}" for number, req in unplayed)
             raise UnplayedInteractionsError(

@@ -21,6 +21,7 @@ import yaml
 from pydantic import ValidationError
 
 from pytest_diageval.core.world import World, WorldError, available_worlds, load_world
+from pytest_diageval.core.yaml_limits import YamlLimitError, check_aliases
 from pytest_diageval.harness import _errors
 from pytest_diageval.harness._errors import ScenarioProblem
 from pytest_diageval.harness.scenario import ID_PATTERN, Scenario
@@ -135,7 +136,12 @@ def _parse(path: Path, text: str) -> tuple[yaml.Node | None, Any]:
     loader = _Loader(text)
     try:
         root = loader.get_single_node()
+        if root is not None:
+            check_aliases(root)  # before anything walks the aliases: see core.yaml_limits
         return root, (loader.construct_document(root) if root is not None else None)
+    except YamlLimitError as error:
+        line, column = _errors.line_column(error.mark) if error.mark else (None, None)
+        raise ScenarioError(path, line, column, "", f"invalid YAML: {error.message}") from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line, column = _errors.line_column(mark) if mark is not None else (None, None)

@@ -99,7 +99,7 @@ def _run_cassette(
             # The model failed the run (connection refused, errors after the SDK's retries):
             # rewrite must not replace the committed cassette with what little it recorded.
             session.abandon()
-    session.verify()
+    session.verify(run_error=result.error if result.status != "completed" else None)
     if endpoint is not None and not session.abandoned and session.path.is_file():
         # What the printed re-record command needs; vcrpy rewrote the file without it.
         write_metadata(session.path, RecordingMetadata(*endpoint, settings.timeout))
