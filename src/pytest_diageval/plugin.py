@@ -81,6 +81,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=list(DEFAULT_SCENARIO_DIRS),
     )
     parser.addini(
+        "diageval_allowed_roots",
+        "folders (relative to rootdir) besides rootdir where scenario worlds and cassettes"
+        " may live; a path outside them is an error and is never opened",
+        type="args",
+        default=[],
+    )
+    parser.addini(
         "diageval_cassette_dir",
         "folder of default cassettes, relative to rootdir (default: cassettes/ beside a scenario)",
         default="",

@@ -43,6 +43,7 @@ from pytest_diageval.harness.scenario import Scenario
 from pytest_diageval.harness.settings import (
     RecordMode,
     SettingsError,
+    allowed_roots,
     configured_cassette_dir,
     run_settings,
 )
@@ -95,12 +96,14 @@ class ScenarioFile(pytest.File):
             raise ScenarioError(self.path, None, None, "", str(error)) from None
         scenario = load_scenario(self.path)
         self._check_unique_id(scenario)
-        load_scenario_world(scenario, self.path)
+        roots = allowed_roots(self.config)
+        load_scenario_world(scenario, self.path, roots=roots)
         cassette = resolve_cassette_path(
             scenario,
             self.path,
             self._cassette_dir(),
             must_exist=settings.record_mode == "none",
+            roots=roots,
         )
         return scenario, cassette
 

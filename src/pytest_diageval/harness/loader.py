@@ -182,11 +182,12 @@ def _check_default_id(path: Path, data: dict[Any, Any]) -> None:
 
 
 def resolve_world_spec(
-    scenario: Scenario, scenario_path: str | Path
+    scenario: Scenario, scenario_path: str | Path, *, roots: Sequence[Path] = ()
 ) -> str | Path | dict[str, Any]:
     """The world as :func:`load_world` takes it: a packaged name, an existing file, a mapping.
 
-    Raises :class:`ScenarioError` at the ``world`` line for an unknown name or a missing file.
+    Raises :class:`ScenarioError` at the ``world`` line for an unknown name, a missing file,
+    a file that is not YAML, or (when ``roots`` are given) a file outside every root.
     """
     scenario_path = Path(scenario_path)
     spec = scenario.world
@@ -204,15 +205,24 @@ def resolve_world_spec(
         )
     # Absolute, so that load_world does not join the scenario folder a second time.
     path = (scenario_path.parent / spec).absolute()
+    if not path.name.endswith((".yaml", ".yml")):
+        _raise_at(
+            scenario_path,
+            ("world",),
+            f"a world file must be a .yaml or .yml file: {spec} (the file was not opened)",
+        )
+    _confine(path, roots, scenario_path, ("world",), "world file")
     if not path.is_file():
         _raise_at(scenario_path, ("world",), f"world file not found: {spec} (looked for {path})")
     return path
 
 
-def load_scenario_world(scenario: Scenario, scenario_path: str | Path) -> World:
+def load_scenario_world(
+    scenario: Scenario, scenario_path: str | Path, *, roots: Sequence[Path] = ()
+) -> World:
     """Load the scenario's world; any problem is a :class:`ScenarioError` at ``world``."""
     scenario_path = Path(scenario_path)
-    spec = resolve_world_spec(scenario, scenario_path)
+    spec = resolve_world_spec(scenario, scenario_path, roots=roots)
     try:
         return load_world(spec, scenario_path.parent, label=f"{scenario_path} (inline world)")
     except WorldError as error:
@@ -239,12 +249,14 @@ def resolve_cassette_path(
     cassette_dir: str | Path,
     *,
     must_exist: bool = False,
+    roots: Sequence[Path] = (),
 ) -> Path | None:
     """The scenario's cassette file, or None for a scripted scenario.
 
     ``llm.cassette`` is relative to the scenario file; without ``llm`` the default is
     :func:`default_cassette_path`. With ``must_exist`` (replay mode) a missing file is a
-    :class:`ScenarioError` pointing at ``llm.cassette`` (or at ``id`` for the default).
+    :class:`ScenarioError` pointing at ``llm.cassette`` (or at ``id`` for the default); so is
+    a cassette outside every one of ``roots`` (when given).
     """
     scenario_path = Path(scenario_path)
     llm = scenario.llm
@@ -255,6 +267,7 @@ def resolve_cassette_path(
         path, where = scenario_path.parent / llm.cassette, ("llm", "cassette")
     else:
         path, where = default_cassette_path(scenario.scenario_id, cassette_dir), ("id",)
+    _confine(path, roots, scenario_path, where, "cassette")
     if must_exist and not path.is_file():
         _raise_at(
             scenario_path,
@@ -263,6 +276,28 @@ def resolve_cassette_path(
             f" `pytest {scenario_path} --diageval-record=once`",
         )
     return path
+
+
+def _confine(
+    path: Path, roots: Sequence[Path], scenario_path: Path, loc: tuple[str, ...], what: str
+) -> None:
+    """A ScenarioError unless ``path`` (symlinks resolved) lies inside one of ``roots``.
+
+    Checked before the file is opened: a scenario must not read (and echo into an error
+    message) ``/proc/self/environ`` or a secret next to the project.
+    """
+    if not roots:
+        return
+    real = path.resolve()
+    if any(real.is_relative_to(root.resolve()) for root in roots):
+        return
+    allowed = ", ".join(str(root) for root in roots)
+    _raise_at(
+        scenario_path,
+        loc,
+        f"the {what} {path} is outside the project (allowed: {allowed}); it was not opened."
+        " Move it inside, or list its folder in the ini option diageval_allowed_roots",
+    )
 
 
 # --------------------------------------------------------------------------- run-level

@@ -28,6 +28,7 @@ __all__ = [
     "RecordMode",
     "RunSettings",
     "SettingsError",
+    "allowed_roots",
     "configured_cassette_dir",
     "configured_scenario_dirs",
     "explicit_paths",
@@ -236,6 +237,13 @@ def explicit_paths(config: pytest.Config) -> frozenset[Path]:
         )
         config.stash[EXPLICIT_PATHS_KEY] = cached
     return cached
+
+
+def allowed_roots(config: pytest.Config) -> tuple[Path, ...]:
+    """Where worlds and cassettes may live: rootdir and the ini ``diageval_allowed_roots``
+    (relative to rootdir)."""
+    extra = (Path(config.rootpath, str(entry)) for entry in config.getini("diageval_allowed_roots"))
+    return (config.rootpath, *extra)
 
 
 def configured_scenario_dirs(config: pytest.Config) -> tuple[str, ...]:
