@@ -13,9 +13,13 @@ Record modes (pytest-recording's names and meanings):
 * ``new_episodes``: replay what is recorded, record (and append) what is not.
 * ``all``: never replay; every request goes to the server and is recorded (vcrpy ≥ 9.4 replaces
   the recorded interactions it re-records and keeps the others).
-* ``rewrite``: record everything anew into a staging file beside the cassette, which replaces
-  the committed cassette when the session ends, unless the run failed
-  (:meth:`CassetteSession.abandon`) or raised.
+* ``rewrite``: record everything anew.
+
+Every mode that records writes a staging file beside the cassette (for ``all`` and
+``new_episodes`` a copy of it first), which replaces the committed cassette when the session
+ends, unless the run failed (:meth:`CassetteSession.abandon`) or raised (Ctrl-C included):
+an interrupted recording never leaves a hybrid cassette that replays green. The staging file
+is written on entry, so a folder that cannot be written fails before the first model call.
 
 Recording needs an endpoint and a model, checked before any file is touched (the runner asks
 :attr:`CassetteSession.may_record`, computed once); a replay sends the cassette's own model
@@ -55,8 +59,9 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
 import ssl
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -64,8 +69,6 @@ from typing import Any, Self
 import httpx2
 import openai
 import vcr
-from vcr.cassette import Cassette
-from vcr.matchers import requests_match
 from vcr.request import Request
 
 from pytest_diageval.harness.cassette_diff import (
@@ -76,6 +79,7 @@ from pytest_diageval.harness.cassette_diff import (
     request_diff,
 )
 from pytest_diageval.harness.cassette_format import ReadableYaml, Utf8Persister, holds_recording
+from pytest_diageval.harness.cassette_replay import SessionCassette
 from pytest_diageval.harness.cassette_secrets import (
     DROPPED_HEADERS,
     MIN_SECRET_LENGTH,
@@ -150,46 +154,6 @@ _VCR.register_serializer("readable-yaml", ReadableYaml())
 _VCR.register_matcher("diageval_body", body_matcher)
 
 
-def _is_sdk_retry(request: Request) -> bool:
-    """Whether the SDK sent this request again after a failed attempt (its retry counter)."""
-    return str(request.headers.get("x-stainless-retry-count") or "0") != "0"
-
-
-class _SessionCassette(Cassette):  # type: ignore[misc]
-    """A vcrpy cassette that reports a replay miss with our own error, before any network,
-    and keeps only the final answer of a request the SDK retried."""
-
-    on_miss: Callable[[Request, int], Exception] | None = None
-    requests_seen = 0
-
-    def append(self, request: Request, response: dict[str, Any]) -> None:
-        if _is_sdk_retry(request):
-            self._drop_retried_answer(request)
-        super().append(request, response)
-
-    def _drop_retried_answer(self, retry: Request) -> None:
-        """Forget the error answer this retry replaces: the run never used it, and a replay
-        (no SDK retries) would take it for the request's answer."""
-        last = len(self.data) - 1
-        if last < self._loaded_count:  # recorded in an earlier session: not ours to drop
-            return
-        request, response = self.data[last]
-        # After a timeout or connection error nothing was recorded for the failed attempt:
-        # the last answer then belongs to an earlier request, kept even if its body is equal.
-        if response["status"]["code"] >= 400 and requests_match(retry, request, self._match_on):
-            del self.data[last]
-
-    def can_play_response_for(self, request: Request) -> bool:
-        self.requests_seen += 1
-        if _is_sdk_retry(request) and not self.write_protected:
-            return False  # replaying the answer it retries would just fail it again
-        if super().can_play_response_for(request):
-            return True
-        if self.write_protected and self.on_miss is not None:
-            raise self.on_miss(request, self.requests_seen)
-        return False
-
-
 class CassetteSession:
     """One scenario run against one cassette: ``with CassetteSession(...) as handle``."""
 
@@ -215,8 +179,11 @@ class CassetteSession:
         # empty file is recorded over, as vcrpy treats a missing one).
         existing = record_mode == "once" and holds_recording(self.path)
         self.may_record = record_mode != "none" and not existing
-        from_scratch = record_mode == "rewrite" or (record_mode == "once" and self.may_record)
-        self.record_path = _staging_path(self.path) if from_scratch else self.path
+        # Every session that may record writes a staging file beside the cassette, which
+        # replaces it only after a run that completes: all and new_episodes start from a copy
+        # of the committed cassette, rewrite and once from nothing.
+        self.record_path = _staging_path(self.path) if self.may_record else self.path
+        self._seed = record_mode in ("all", "new_episodes")
         self.stale: list[StaleCassetteError] = []
         self.replay_only = False
         self.abandoned = False
@@ -233,14 +200,14 @@ class CassetteSession:
 
     def __enter__(self) -> Self:
         if self.record_path != self.path:
-            self.record_path.unlink(missing_ok=True)  # left by an interrupted recording
+            self._prepare_staging()
         if self.record_mode == "none" and not self.path.is_file():
             raise MissingCassetteError(
                 f"cassette {self.path} does not exist (record mode none replays only)"
                 + self._rerecord_hint()
             )
         self._persister = Utf8Persister(CassetteError)
-        self._context = _SessionCassette.use_arg_getter(self._cassette_config)
+        self._context = SessionCassette.use_arg_getter(self._cassette_config)
         self._cassette = self._context.__enter__()
         self._cassette.on_miss = self._stale_error
         self.replay_only = bool(self._cassette.write_protected)
@@ -261,8 +228,25 @@ class CassetteSession:
         # HTTP libraries patched. A leak stops a rewrite before it replaces anything.
         if self._persister.saved:
             scan_for_secrets(self.record_path, self.secrets)
-        if staged and self.record_path.is_file():
+        if staged and self._persister.saved:
             self.record_path.replace(self.path)
+        elif staged:  # nothing new was recorded: the committed cassette stays as it is
+            self.record_path.unlink(missing_ok=True)
+
+    def _prepare_staging(self) -> None:
+        """Write the staging file now (a copy of the cassette, or empty): a folder that cannot
+        be written fails here, before the first model call, not after the whole recording."""
+        try:
+            self.record_path.parent.mkdir(parents=True, exist_ok=True)
+            if self._seed and self.path.is_file():
+                shutil.copyfile(self.path, self.record_path)
+            else:
+                self.record_path.write_bytes(b"")  # also replaces one left by an interruption
+        except OSError as error:
+            raise CassetteError(
+                f"cannot record cassette {self.path}: {self.record_path.parent} is not"
+                f" writable ({error.strerror}); nothing was sent to the model"
+            ) from None
 
     def abandon(self) -> None:
         """Say, inside the ``with`` block, that the run failed (e.g. the model was unreachable):
