@@ -14,6 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for the support package
 from pytest_diageval.agents.results import ChatResult
+from pytest_diageval.core.gatekeeper_rules import AUTO_BACKFILL
 from pytest_diageval.harness import _evidence
 from pytest_diageval.harness.checks import (
     CHECKS,
@@ -176,12 +177,12 @@ def test_an_empty_exact_failed_rules_set_means_no_rule_failed(
 
 def test_gatekeeper_failure_shows_the_failed_bindings(rejected: ChatResult) -> None:
     wrong = check_gatekeeper(
-        GatekeeperExpectation(failed_rules=["evidence.raw_path"], warnings_include=["x.y"]),
+        GatekeeperExpectation(failed_rules=["evidence.raw_path"], warnings_include=[AUTO_BACKFILL]),
         rejected,
     )
     assert not wrong.passed
     assert wrong.details[0] == "failed_rules: unexpected evidence.excerpt_mismatch"
-    assert wrong.details[1] == "warnings_include: not present: x.y"
+    assert wrong.details[1] == "warnings_include: not present: evidence.invocation_auto_backfill"
     assert wrong.details[2] == "failed bindings:"
     rows = wrong.details[4:6]
     assert [cell.strip() for cell in rows[0].split("|")][:3] == [

@@ -12,6 +12,7 @@ decided by :func:`pytest_diageval.harness.loader.resolve_cassette_path`.
 
 from __future__ import annotations
 
+import difflib
 from typing import Annotated, Any, Literal, Self, get_args
 
 from pydantic import (
@@ -26,6 +27,7 @@ from pydantic import (
 
 from pytest_diageval.agents.results import AnswerKind
 from pytest_diageval.agents.scripted import ScriptEntry
+from pytest_diageval.core import gatekeeper_rules
 from pytest_diageval.core.contracts import (
     EVIDENCE_TOOLS,
     ClaimType,
@@ -45,6 +47,7 @@ __all__ = [
     "EvidenceTool",
     "Expect",
     "GatekeeperExpectation",
+    "GatekeeperRule",
     "LLMSpec",
     "NoEvidenceRow",
     "ParseStatusName",
@@ -54,6 +57,7 @@ __all__ = [
     "ToolCallsExpectation",
     "ToolName",
     "VerdictExpectation",
+    "gatekeeper_rule_names",
 ]
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
@@ -85,6 +89,32 @@ def _known_tool(name: str) -> str:
         raise ValueError(f"{name!r} is not one of {', '.join(TOOL_NAMES)}")
     return name
 
+
+def gatekeeper_rule_names() -> frozenset[str]:
+    """Every rule the gatekeeper can report: the union of the ``*_RULES`` sets of
+    :mod:`pytest_diageval.core.gatekeeper_rules`, read at each call (never a copied list)."""
+    return frozenset().union(
+        *(
+            value
+            for name, value in vars(gatekeeper_rules).items()
+            if name.endswith("_RULES") and isinstance(value, frozenset)
+        )
+    )
+
+
+def _known_rule(name: str) -> str:
+    # A misspelt rule would make `failed_rules_include` fail (or an exact set pass) for the
+    # wrong reason, and a reviewer would read a check that cannot mean anything.
+    rules = gatekeeper_rule_names()
+    if name in rules:
+        return name
+    close = difflib.get_close_matches(name, sorted(rules), n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ValueError(f"{name!r} is not a gatekeeper rule{hint} (rules: {', '.join(sorted(rules))})")
+
+
+GatekeeperRule = Annotated[str, AfterValidator(_known_rule)]
+"""A rule name of the gatekeeper's table (``core.gatekeeper_rules``)."""
 
 ToolName = Annotated[
     str, AfterValidator(_known_tool), Field(json_schema_extra={"enum": list(TOOL_NAMES)})
@@ -155,13 +185,13 @@ class GatekeeperExpectation(_Strict):
     severity: Severity | None = Field(
         None, description="Exact severity: none | low_confid | reject."
     )
-    failed_rules: list[str] | None = Field(
+    failed_rules: list[GatekeeperRule] | None = Field(
         None, description="Exact set of failed rules ([] = no rule failed). 失败规则的精确集合。"
     )
-    failed_rules_include: list[str] = Field(
+    failed_rules_include: list[GatekeeperRule] = Field(
         default_factory=list, description="Rules that must be among the failed rules (subset)."
     )
-    warnings_include: list[str] = Field(
+    warnings_include: list[GatekeeperRule] = Field(
         default_factory=list, description="Rules that must be among the warnings (subset)."
     )
 
