@@ -66,12 +66,18 @@ def test_an_interrupted_recording_leaves_the_committed_cassette_as_it_was(
 ) -> None:
     path, before = committed
     # new_episodes records only what the cassette lacks: a request it has never seen.
-    with FakeOpenAIServer([SECOND_PLAN, SECOND_PLAN]) as server:
-        session = CassetteSession(path, record_mode=mode)
-        with pytest.raises(KeyboardInterrupt), session, _llm(server.base_url) as llm:
+    staged: list[bool] = []
+
+    def interrupted_recording(base_url: str) -> None:
+        with CassetteSession(path, record_mode=mode), _llm(base_url) as llm:
             run_planner(llm, "另一个问题", round=1)  # recorded into the staging file
-            assert _staging(path).is_file()
+            staged.append(_staging(path).is_file())
             raise KeyboardInterrupt  # Ctrl-C in the middle of the recording
+
+    with FakeOpenAIServer([SECOND_PLAN, SECOND_PLAN]) as server, pytest.raises(KeyboardInterrupt):
+        interrupted_recording(server.base_url)
+
+    assert staged == [True]
 
     assert len(server.received) == 1
     assert path.read_bytes() == before
@@ -83,10 +89,13 @@ def test_a_failed_run_leaves_the_committed_cassette_as_it_was(
     committed: tuple[Path, bytes], mode: RecordMode
 ) -> None:
     path, before = committed
-    with FakeOpenAIServer([SECOND_PLAN]) as server:
-        with CassetteSession(path, record_mode=mode) as handle, _llm(server.base_url) as llm:
-            run_planner(llm, "另一个问题", round=1)
-            handle.abandon()  # what the runner says when the run did not complete
+    with (
+        FakeOpenAIServer([SECOND_PLAN]) as server,
+        CassetteSession(path, record_mode=mode) as handle,
+        _llm(server.base_url) as llm,
+    ):
+        run_planner(llm, "另一个问题", round=1)
+        handle.abandon()  # what the runner says when the run did not complete
 
     assert path.read_bytes() == before
     assert not _staging(path).exists()
@@ -148,9 +157,12 @@ def test_a_read_only_cassette_folder_fails_before_the_first_model_call(tmp_path:
     try:
         with FakeOpenAIServer([FIRST_PLAN]) as server:
             session = CassetteSession(path, record_mode="once")
-            with pytest.raises(CassetteError, match="is not writable \\(Permission denied\\)"):
-                with session, _llm(server.base_url) as llm:
-                    run_planner(llm, QUERY, round=1)
+            with (
+                pytest.raises(CassetteError, match="is not writable \\(Permission denied\\)"),
+                session,
+                _llm(server.base_url) as llm,
+            ):
+                run_planner(llm, QUERY, round=1)
     finally:
         folder.chmod(0o755)
     assert server.received == []
