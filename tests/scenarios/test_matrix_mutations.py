@@ -285,10 +285,11 @@ def test_mutated_files_fail_under_pytest(pytester: pytest.Pytester) -> None:
     """The same mutations, run by pytest itself: the named items fail, by node id."""
     first_of_each = {m.scenario: m for m in reversed(MUTATIONS)}  # one file per scenario
     expected: set[str] = set()
+    folder = pytester.mkdir("scenarios")  # where the plugin collects scenarios
     for mutation in first_of_each.values():
-        path = _mutated_file(mutation, pytester.path)
+        path = _mutated_file(mutation, folder)
         scenario_id = load_scenario(path).scenario_id
-        expected |= {f"{path.name}::{scenario_id}::{key}" for key in mutation.must_fail}
+        expected |= {f"scenarios/{path.name}::{scenario_id}::{key}" for key in mutation.must_fail}
     recorder = pytester.inline_run("-p", "no:cacheprovider")
     passed, _, failed = recorder.listoutcomes()
     failed_ids = {report.nodeid for report in failed}
