@@ -259,7 +259,7 @@ def record_cassettes(record_root: Path) -> dict[str, Path]:
     """One cassette per shape, recorded through the plugin against the fake server."""
     cassettes: dict[str, Path] = {}
     for shape in SHAPES:
-        folder = record_root / shape.name
+        folder = record_root / shape.name / "scenarios"  # the plugin collects scenarios/
         recording_id = f"recording-id-{shape.name}"
         write_yaml(folder / "scenario.yaml", scenario_document(shape, recording_id, scripted=False))
         with FakeOpenAIServer(script(shape)) as server:
@@ -282,7 +282,7 @@ def generate(
     """Write the scenario files; returns kind → (folder, expected passing items)."""
     folders: dict[str, tuple[Path, int]] = {}
     for kind, count in counts.items():
-        folder = root / kind
+        folder = root / kind / "scenarios"  # the plugin collects scenarios/ folders only
         (folder / ("cassettes" if kind == "cassette" else "")).mkdir(parents=True, exist_ok=True)
         for number in range(count):
             shape = SHAPES[number % len(SHAPES)]
