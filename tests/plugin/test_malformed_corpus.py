@@ -32,6 +32,7 @@ LIVE_CASSETTE = REPO / "cassettes" / "live-high-memory.yaml"
 LEAN = ("-p", "no:hypothesispytest", "--assert=plain", "-p", "no:cacheprovider")
 ENDPOINT_VARIABLES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "DIAGEVAL_MODEL", "DIAGEVAL_TIMEOUT")
 GBK = "告警内存".encode("gbk")
+OUTSIDE_SECRET = "outside-secret-" + "d41d8cd98f00b204"
 
 Data = dict[str, Any]
 Files = dict[str, str | bytes]
@@ -604,8 +605,9 @@ def shared_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
     project = root / "project"
     for case in FILE_CASES:
         _write(project, case.build(case.name))
-    _write(root, {"outside-world-outside.yaml": "now: '2026-07-08T11:17:00+08:00'\n"})
-    _write(root, {"outside-cassette-outside.yaml": "version: 1\ninteractions: []\n"})
+    # Outside the project, with a secret: never opened, so never echoed.
+    _write(root, {"outside-world-outside.yaml": f"now: {OUTSIDE_SECRET}\n"})
+    _write(root, {"outside-cassette-outside.yaml": f"version: {OUTSIDE_SECRET}\ninteractions: []\n"})
     _write(project, {"scenarios/good.yaml": _dump(_example("good")), "pytest.ini": "[pytest]\n"})
     done = subprocess.run(
         [sys.executable, "-m", "pytest", *LEAN, "-q", "--junitxml=corpus.xml"],
@@ -629,7 +631,7 @@ def test_the_shared_run_fails_but_runs_the_good_scenario_with_no_traceback(
     assert shared_run.returncode == pytest.ExitCode.TESTS_FAILED, shared_run.output[-3000:]
     assert "good" in shared_run.passed
     assert "good" not in shared_run.failures
-    for marker in ("Traceback", "INTERNALERROR", "Interrupted", "ValidationError"):
+    for marker in ("Traceback", "INTERNALERROR", "Interrupted", "ValidationError", OUTSIDE_SECRET):
         assert marker not in shared_run.output
     # Every file case failed (none was skipped, none passed by accident).
     assert {case.name for case in FILE_CASES} <= set(shared_run.failures)
