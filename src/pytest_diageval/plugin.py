@@ -8,6 +8,7 @@ inside the hooks, so a pytest run that collects no scenario pays almost nothing.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ __all__ = [
     "diageval_run",
     "pytest_addoption",
     "pytest_collect_file",
+    "pytest_collection_modifyitems",
     "pytest_configure",
     "pytest_runtest_makereport",
     "pytest_xdist_make_scheduler",
@@ -170,6 +172,23 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         return MutationFile.from_parent(parent, path=file_path)
     node: pytest.Collector = ScenarioFile.from_parent(parent, path=file_path)
     return node
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> Generator[None, None, None]:
+    """A broken scenario file stays selected whatever ``-k`` / ``-m`` say.
+
+    It used to be a collection error, which no selection hides; as an item it must not let
+    a narrow selection pass while a scenario file cannot even be read. The selecting hooks
+    never see it (so it is not counted as deselected); it runs last.
+    """
+    items_module = sys.modules.get("pytest_diageval.harness.items")  # loaded by a scenario
+    invalid_type: type[pytest.Item] | None = getattr(items_module, "InvalidScenario", None)
+    invalid = [item for item in items if invalid_type and isinstance(item, invalid_type)]
+    if invalid:
+        items[:] = [item for item in items if item not in invalid]
+    yield
+    items.extend(invalid)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -372,3 +372,19 @@ def test_yaml_is_loaded_safely(pytester: pytest.Pytester, scenarios: ScenarioDir
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([f"{path}:2:8: invalid YAML: *python/object/apply:os.mkdir*"])
     assert not (pytester.path / "made-by-yaml").exists()
+
+
+@pytest.mark.parametrize("selection", [("-k", "high-memory-positive"), ("-m", "memory")])
+def test_a_selection_never_hides_a_bad_file(
+    pytester: pytest.Pytester, scenarios: ScenarioDir, selection: tuple[str, str]
+) -> None:
+    _good_and_two_broken(scenarios)
+    scenarios.write("scenarios/forged.yaml", scenarios.forged_citation())  # tags: forgery
+
+    result = pytester.runpytest(*selection)
+
+    result.assert_outcomes(passed=11, failed=2, deselected=2)
+    assert "forged-citation" not in result.stdout.str()
+    result.stdout.fnmatch_lines(
+        ["FAILED scenarios/broken.yaml::invalid-scenario*", "FAILED scenarios/empty.yml::*"]
+    )
