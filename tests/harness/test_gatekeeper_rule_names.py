@@ -11,7 +11,7 @@ import yaml
 
 from pytest_diageval.core import gatekeeper_rules
 from pytest_diageval.harness.loader import ScenarioError, load_scenario
-from pytest_diageval.harness.scenario import gatekeeper_rule_names
+from pytest_diageval.harness.rule_names import gatekeeper_rule_names
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "plugin" / "data" / "example-scenario.yaml"
 

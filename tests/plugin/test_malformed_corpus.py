@@ -607,7 +607,8 @@ def shared_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
         _write(project, case.build(case.name))
     # Outside the project, with a secret: never opened, so never echoed.
     _write(root, {"outside-world-outside.yaml": f"now: {OUTSIDE_SECRET}\n"})
-    _write(root, {"outside-cassette-outside.yaml": f"version: {OUTSIDE_SECRET}\ninteractions: []\n"})
+    cassette = f"version: {OUTSIDE_SECRET}\ninteractions: []\n"
+    _write(root, {"outside-cassette-outside.yaml": cassette})
     _write(project, {"scenarios/good.yaml": _dump(_example("good")), "pytest.ini": "[pytest]\n"})
     done = subprocess.run(
         [sys.executable, "-m", "pytest", *LEAN, "-q", "--junitxml=corpus.xml"],

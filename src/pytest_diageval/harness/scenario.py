@@ -12,7 +12,6 @@ decided by :func:`pytest_diageval.harness.loader.resolve_cassette_path`.
 
 from __future__ import annotations
 
-import difflib
 from typing import Annotated, Any, Literal, Self, get_args
 
 from pydantic import (
@@ -27,7 +26,6 @@ from pydantic import (
 
 from pytest_diageval.agents.results import AnswerKind
 from pytest_diageval.agents.scripted import ScriptEntry
-from pytest_diageval.core import gatekeeper_rules
 from pytest_diageval.core.contracts import (
     EVIDENCE_TOOLS,
     ClaimType,
@@ -36,6 +34,7 @@ from pytest_diageval.core.contracts import (
     Verdict,
 )
 from pytest_diageval.core.tool_arguments import TOOL_NAMES
+from pytest_diageval.harness.rule_names import GatekeeperRule, gatekeeper_rule_names
 
 __all__ = [
     "EXPECT_KEYS",
@@ -89,32 +88,6 @@ def _known_tool(name: str) -> str:
         raise ValueError(f"{name!r} is not one of {', '.join(TOOL_NAMES)}")
     return name
 
-
-def gatekeeper_rule_names() -> frozenset[str]:
-    """Every rule the gatekeeper can report: the union of the ``*_RULES`` sets of
-    :mod:`pytest_diageval.core.gatekeeper_rules`, read at each call (never a copied list)."""
-    return frozenset().union(
-        *(
-            value
-            for name, value in vars(gatekeeper_rules).items()
-            if name.endswith("_RULES") and isinstance(value, frozenset)
-        )
-    )
-
-
-def _known_rule(name: str) -> str:
-    # A misspelt rule would make `failed_rules_include` fail (or an exact set pass) for the
-    # wrong reason, and a reviewer would read a check that cannot mean anything.
-    rules = gatekeeper_rule_names()
-    if name in rules:
-        return name
-    close = difflib.get_close_matches(name, sorted(rules), n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise ValueError(f"{name!r} is not a gatekeeper rule{hint} (rules: {', '.join(sorted(rules))})")
-
-
-GatekeeperRule = Annotated[str, AfterValidator(_known_rule)]
-"""A rule name of the gatekeeper's table (``core.gatekeeper_rules``)."""
 
 ToolName = Annotated[
     str, AfterValidator(_known_tool), Field(json_schema_extra={"enum": list(TOOL_NAMES)})
