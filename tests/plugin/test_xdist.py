@@ -120,11 +120,14 @@ def test_a_distribution_the_user_chose_is_kept(
     pytester: pytest.Pytester, scenarios: ScenarioDir
 ) -> None:
     scenarios.write("scenarios/low.yaml", scenarios.low_confidence())
+    scenarios.write_text("scenarios/broken.yaml", "title: [unclosed\n")
 
     result = pytester.runpytest_subprocess(*LEAN, "-n", "2", "-v", "--dist", "worksteal")
 
-    result.assert_outcomes(passed=2)
+    # The broken file fails as its own item on a worker; the other scenario still runs.
+    result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["scheduling tests via WorkStealingScheduling"])
+    result.stdout.fnmatch_lines(["*FAILED scenarios/broken.yaml::invalid-scenario*"])
 
 
 def test_a_run_whose_paths_hold_no_scenario_keeps_xdists_load(
