@@ -17,7 +17,7 @@ import yaml
 __all__ = ["MAX_EXPANDED_NODES", "YamlLimitError", "check_aliases", "safe_load_limited"]
 
 MAX_EXPANDED_NODES = 200_000
-"""Nodes a document may expand to (the largest shipped cassette has about 2,000)."""
+"""Nodes a document may expand to (the largest shipped cassette has under 1,000)."""
 
 # libyaml's parser when installed; both build the same safe node tree with positions.
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
