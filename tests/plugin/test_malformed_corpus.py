@@ -396,6 +396,16 @@ FILE_CASES = [
         INTERACTION_1 + ": `response` is missing or not a mapping",
     ),
     Case(
+        "cassette-entry-text",
+        cassette_edit(lambda c: c["interactions"].__setitem__(1, "request: POST")),
+        "interaction #2: must be a mapping with `request` and `response`; got str",
+    ),
+    Case(
+        "cassette-request-partial",
+        cassette_edit(interaction(1, "request", {"method": "POST"})),
+        "interaction #1: request.uri is missing or not a string",
+    ),
+    Case(
         "cassette-no-method",
         cassette_edit(interaction(1, "request.method", ...)),
         INTERACTION_1 + ": request.method is missing or not a string",
