@@ -67,7 +67,7 @@ def test_an_invalid_verifier_label_in_the_example_fails_at_collection(
 
     result = pytester.runpytest("scenarios/mine/")
 
-    result.assert_outcomes(errors=1)
+    result.assert_outcomes(failed=1)  # the broken file fails as its own item (issue 12)
     assert "content.facts_checked[0].verification: 'supported' is not one of" in (
         result.stdout.str()
     )

@@ -24,7 +24,7 @@ def test_an_invalid_verifier_label_fails_at_collection_with_the_field_named(
 
     result = pytester.runpytest()
 
-    result.assert_outcomes(errors=1)
+    result.assert_outcomes(failed=1)  # the broken file fails as its own item (issue 12)
     output = result.stdout.str()
     field = "llm.script[3].content.facts_checked[0].verification"
     allowed = "direct_evidence, indirect_support, no_evidence, contradicted"
