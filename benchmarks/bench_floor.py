@@ -1,0 +1,245 @@
+"""pytest-diageval against its floors, in one run: overhead per scenario, memory, ``-n``.
+
+Prints, each measured in the same run so the ratios hold on a shared machine:
+
+* **pytest floor**: ``pytest -p no:diageval`` over N generated Python files with as many
+  trivial items as the scenarios have (8 per file);
+* **SDK floor**: the bare ``openai`` client sending exactly the scenarios' requests (the
+  cassettes' bodies, stage headers and recorded responses, on an in-memory
+  ``httpx2.MockTransport``), one client per scenario, N times; the loop is timed inside its own
+  process (imports excluded);
+* **plugin**: ``pytest`` over N scripted and N cassette scenarios (the scenarios of
+  ``bench_scenarios.py``: 8 model calls, 8 ``expect`` items each);
+* **overhead per scenario** = (plugin − pytest floor − SDK floor) / N, wall and CPU;
+* **peak RSS** of single-process runs over ``--rss-counts`` scripted scenarios (1,000 and
+  5,000 by default) and the pytest floor at the largest of them;
+* **``-n`` ratio**: wall (and CPU) of ``-n <workers>`` over one process at
+  ``--parallel-count`` scripted scenarios, and the same for the shipped ``scenarios/`` suite.
+
+``--count 50 --rss-counts 200 --parallel-count 200`` is a small version (about a minute).
+Timings are informative only; no test asserts one. Every plugin run must pass every item.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_scenarios import (
+    EXPECT,
+    Run,
+    clean_env,
+    generate,
+    record_cassettes,
+    require,
+    run_pytest,
+)
+
+__all__ = ["main", "sdk_floor"]
+
+ROOT = Path(__file__).resolve().parents[1]
+ITEMS = len(EXPECT)
+
+
+# --------------------------------------------------------------------------- floors
+
+
+def write_trivial_suite(folder: Path, files: int) -> int:
+    """``files`` test modules of ``ITEMS`` trivial tests each, named like the scenario items."""
+    folder.mkdir(parents=True, exist_ok=True)
+    body = "".join(f"def test_{key}():\n    pass\n\n\n" for key in EXPECT)
+    for number in range(files):
+        (folder / f"test_scenario_{number:05d}.py").write_text(body, "utf-8")
+    return files * ITEMS
+
+
+def sdk_floor(cassette_dir: Path, scenarios: int) -> dict[str, float]:
+    """Send the recorded requests of ``scenarios`` scenarios through a bare openai client.
+
+    Runs inside the ``--sdk-floor`` subprocess; returns wall and CPU seconds of the loop.
+    """
+    import httpx2
+    import openai
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    cassettes = []
+    for path in sorted(cassette_dir.glob("*.yaml"))[: min(scenarios, 6)]:
+        data = yaml.load(path.read_text("utf-8"), Loader=loader)
+        cassettes.append([_exchange(entry) for entry in data["interactions"]])
+    start, cpu = time.perf_counter(), time.process_time()
+    for number in range(scenarios):
+        exchanges = cassettes[number % len(cassettes)]
+        answers = iter(exchanges)
+
+        def answer(request: Any, answers: Any = answers) -> Any:
+            _, status, body = next(answers)
+            headers = {"content-type": "application/json"}
+            return httpx2.Response(status, content=body, headers=headers)
+
+        http = openai.DefaultHttpxClient(transport=httpx2.MockTransport(answer))
+        client = openai.OpenAI(
+            api_key="floor", base_url="http://floor.invalid/v1", max_retries=0, http_client=http
+        )
+        with client:
+            for (params, headers), _, _ in exchanges:
+                client.chat.completions.create(**params, extra_headers=headers)
+    return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu}
+
+
+def _exchange(entry: dict[str, Any]) -> tuple[tuple[dict[str, Any], dict[str, str]], int, bytes]:
+    request, response = entry["request"], entry["response"]
+    headers = {name: values[0] for name, values in request["headers"].items() if "x-diag" in name}
+    body = response["body"]["string"]
+    content = body.encode("utf-8") if isinstance(body, str) else body
+    return (json.loads(request["body"]), headers), response["status"]["code"], content
+
+
+def run_sdk_floor(cassette_dir: Path, scenarios: int) -> Run:
+    """The SDK floor in a fresh interpreter; wall/CPU are the loop's, RSS the process's."""
+    command = [sys.executable, __file__, "--sdk-floor", str(cassette_dir), str(scenarios)]
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        timed = ["/usr/bin/time", "-v", "-o", rss.name, *command]
+        done = subprocess.run(timed, env=clean_env(), capture_output=True, text=True, check=True)
+        peak = _kbytes(Path(rss.name).read_text()) / 1024
+    loop = json.loads(done.stdout.strip().splitlines()[-1])
+    return Run(loop["seconds"], loop["cpu_seconds"], peak, "", 0, done.stdout)
+
+
+def _kbytes(text: str) -> float:
+    for line in text.splitlines():
+        if "Maximum resident set size" in line:
+            return float(line.rsplit(":", 1)[1])
+    return float("nan")
+
+
+# --------------------------------------------------------------------------- table
+
+
+def load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def timed(run: Run) -> str:
+    return f"{run.seconds:7.2f} ({run.cpu_seconds:6.2f})"
+
+
+def line(label: str, scenarios: int, run: Run, extra: str = "") -> None:
+    print(f"{label:<34} {scenarios:>6} {timed(run):>17} {run.peak_rss_mb:>8.0f}  {extra}")
+
+
+def header(title: str) -> None:
+    print(f"\n{title}   [load average {load()}]")
+    print(f"{'run':<34} {'scen.':>6} {'wall s (CPU s)':>17} {'peak MB':>8}")
+
+
+def overhead(plugin: Run, floor: Run, sdk: Run, scenarios: int) -> str:
+    wall = (plugin.seconds - floor.seconds - sdk.seconds) / scenarios * 1000
+    cpu = (plugin.cpu_seconds - floor.cpu_seconds - sdk.cpu_seconds) / scenarios * 1000
+    return f"overhead {wall:5.1f} ms/scen. wall ({cpu:5.1f} CPU)"
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def floors_and_plugin(root: Path, count: int, cassettes: dict[str, Path]) -> None:
+    folders = generate(root / "plugin", {"scripted": count, "cassette": count}, cassettes)
+    trivial = root / "trivial"
+    items = write_trivial_suite(trivial, count)
+    header(f"{count} scenarios × {ITEMS} items against the floors")
+    floor = run_pytest([str(trivial), "-q", "-p", "no:diageval"], root)  # warm-up: bytecode
+    floor = run_pytest([str(trivial), "-q", "-p", "no:diageval"], root)
+    require(floor, "pytest floor", passed=items)
+    line("pytest floor (trivial items)", count, floor)
+    sdk = run_sdk_floor(folders["cassette"][0] / "cassettes", count)
+    line("SDK floor (same requests)", count, sdk, f"{sdk.seconds / count * 1000:.1f} ms/scen.")
+    for kind, (folder, passing) in folders.items():
+        run_pytest([str(folder), "-q", "--collect-only"], root)  # warm-up: bytecode, disk
+        plugin = run_pytest([str(folder), "-q"], root)
+        require(plugin, f"plugin, {kind}", passed=passing)
+        line(f"pytest-diageval, {kind}", count, plugin, overhead(plugin, floor, sdk, count))
+
+
+def memory(root: Path, counts: list[int]) -> dict[int, Run]:
+    header("peak RSS, one process, scripted scenarios")
+    runs: dict[int, Run] = {}
+    for count in counts:
+        folder, passing = generate(root / f"rss-{count}", {"scripted": count}, {})["scripted"]
+        run = runs[count] = run_pytest([str(folder), "-q"], root)
+        require(run, f"{count} scenarios", passed=passing)
+        line("pytest-diageval, scripted", count, run)
+    largest = max(counts)
+    items = write_trivial_suite(root / "rss-trivial", largest)
+    floor = run_pytest([str(root / "rss-trivial"), "-q", "-p", "no:diageval"], root)
+    require(floor, "pytest floor", passed=items)
+    line("pytest floor (trivial items)", largest, floor)
+    return runs
+
+
+def parallel(root: Path, count: int, workers: int, single: Run | None) -> None:
+    header(f"-n {workers} against one process")
+    folder, passing = generate(root / f"parallel-{count}", {"scripted": count}, {})["scripted"]
+    _ratio(f"{count} scripted scenarios", count, [str(folder)], workers, passing, root, single)
+    shipped = ROOT / "scenarios"
+    _ratio("shipped scenarios/ suite", 0, [str(shipped)], workers, None, ROOT, None)
+
+
+def _ratio(
+    label: str,
+    count: int,
+    args: list[str],
+    workers: int,
+    passing: int | None,
+    cwd: Path,
+    single: Run | None,
+) -> None:
+    one = single or run_pytest([*args, "-q"], cwd)
+    many = run_pytest([*args, "-q", "-n", str(workers)], cwd)
+    for name, run in ((label + ", 1 process", one), (f"{label}, -n {workers}", many)):
+        require(run, name, passed=passing)
+        line(name, count, run, run.summary if not count else "")
+    wall, cpu = many.seconds / one.seconds, many.cpu_seconds / one.cpu_seconds
+    print(f"{'':<34} ratio -n {workers} / 1 process: wall {wall:.2f}, CPU {cpu:.2f}")
+
+
+# --------------------------------------------------------------------------- main
+
+
+def _counts(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part.strip()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--count", type=int, default=200, help="N scenarios per kind (200)")
+    parser.add_argument("--rss-counts", default="1000,5000", help="peak RSS at these sizes")
+    parser.add_argument("--parallel-count", type=int, default=2000, help="-n ratio at N (2000)")
+    parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers (2)")
+    parser.add_argument("--sdk-floor", nargs=2, metavar=("CASSETTES", "N"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.sdk_floor:
+        print(json.dumps(sdk_floor(Path(args.sdk_floor[0]), int(args.sdk_floor[1]))))
+        return
+    rss_counts = _counts(args.rss_counts)
+    with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
+        root = Path(tmp)
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load()}")
+        cassettes = record_cassettes(root / "recording")
+        floors_and_plugin(root, args.count, cassettes)
+        runs = memory(root, rss_counts) if rss_counts else {}
+        if args.parallel_count:
+            parallel(root, args.parallel_count, args.workers, runs.get(args.parallel_count))
+        print(f"\nload average after: {load()}")
+
+
+if __name__ == "__main__":
+    main()
