@@ -205,12 +205,12 @@ def pytest_runtest_makereport(
 
 
 def item_payload(item: Any) -> dict[str, Any]:
-    from pytest_diageval.harness.report import audit_record, scenario_summary
+    from pytest_diageval.harness.report import audit_record
 
     node = item.scenario_node
     run = node.run()
     payload: dict[str, Any] = {
-        "summary": scenario_summary(node.scenario, run),
+        "summary": node.summary,
         "audit": None,
         "key": item.key,
         "message": item.check_message(),
@@ -219,7 +219,7 @@ def item_payload(item: Any) -> dict[str, Any]:
     wants_audit = item.config.getoption("diageval_report") is not None
     if wants_audit and not node.audit_reported:
         node.audit_reported = True
-        payload["audit"] = audit_record(node.scenario, node.path, run, item.config.rootpath)
+        payload["audit"] = audit_record(node.scenario, node.path, node.run(), item.config.rootpath)
     return payload
 
 

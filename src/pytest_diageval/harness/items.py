@@ -152,6 +152,7 @@ class ScenarioNode(pytest.Collector):
         self.scenario = scenario
         self.cassette = cassette
         self._run: ScenarioRun | None = None
+        self._summary: dict[str, Any] | None = None
         self.audit_reported = False
         self.failures = ScenarioFailures()
         self.record_mode: RecordMode | None = None
@@ -179,15 +180,37 @@ class ScenarioNode(pytest.Collector):
                 settings=settings,
                 rerecord_command=self.rerecord_command("rewrite"),
             )
+            self._summary = scenario_summary(self.scenario, self._run)
         return self._run
 
     def forget_run(self) -> None:
         """Drop the cached run, so the next :meth:`run` runs the scenario again."""
         self._run = None
+        self._summary = None
 
     def recording_metadata(self) -> RecordingMetadata | None:
         """What the scenario's cassette was recorded with (None: scripted or unreadable)."""
         return None if self.cassette is None else read_metadata(self.cassette)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """The scenario's row (one dict, shared by the reports of all its items)."""
+        if self._summary is None:
+            self.run()
+        assert self._summary is not None
+        return self._summary
+
+    def teardown(self) -> None:
+        """pytest leaves the scenario (its last selected item has run): release the run.
+
+        Only the summary row stays, so memory does not grow with the suite. The items of a
+        scenario run one after another; should a plugin reorder them apart, a later item
+        replays the scenario again (replays are deterministic). Recording modes keep the run:
+        a second pass would record the model twice.
+        """
+        mode = self.record_mode or self.config.stash[SETTINGS_KEY].record_mode
+        if mode == "none":
+            self._run = None
 
     def rerecord_command(self, mode: RecordMode) -> str:
         """The command that re-records this scenario, as recorded before (never the key)."""
@@ -212,19 +235,28 @@ class ScenarioItem(pytest.Item):
         return self.parent
 
     def runtest(self) -> None:
+        failure = self._check()
+        if failure is not None:
+            raise failure
+
+    def _check(self) -> Exception | None:
+        """The item's failure, returned rather than raised here: a traceback through this
+        frame would keep the whole run alive (pytest keeps the last one in sys.last_traceback)
+        after the scenario has released it."""
         node = self.scenario_node
         run = node.run()
-        self._record_properties(run)
+        self._record_properties()
         if run.result is None:
             self.shown_under = node.failures.claim(self.nodeid)
-            raise ScenarioRunFailed(f"{type(run.error).__name__}: {run.error}")
+            return ScenarioRunFailed(f"{type(run.error).__name__}: {run.error}")
         expected = node.scenario.expect.value_of(self.key)
         self.outcome = run_check(self.key, expected, run.result, run.usage)
         if not self.outcome.passed:
             self.shown_under = node.failures.claim(self.nodeid)
             if self.shown_under is None and self._tb_style() in FULL_STYLES:
                 self.add_report_section("call", "diageval audit trail", audit_trail(run.result))
-            raise ExpectationFailed(self.outcome)
+            return ExpectationFailed(self.outcome)
+        return None
 
     def check_message(self) -> str:
         """The check's one line (expected against actual), or why the scenario did not run."""
@@ -237,8 +269,8 @@ class ScenarioItem(pytest.Item):
     def _tb_style(self) -> str:
         return str(self.config.getoption("tbstyle", "auto"))
 
-    def _record_properties(self, run: ScenarioRun) -> None:
-        summary = scenario_summary(self.scenario_node.scenario, run)
+    def _record_properties(self) -> None:
+        summary = self.scenario_node.summary
         for name in ("verdict", "score", "severity", "rounds"):
             self.user_properties.append((f"diageval_{name}", summary[name]))
 

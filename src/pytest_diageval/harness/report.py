@@ -17,6 +17,7 @@ import pytest
 
 from pytest_diageval.agents.results import ChatResult
 from pytest_diageval.harness._evidence import decision_lines, gatekeeper_lines, table
+from pytest_diageval.harness.audit_spool import AuditSpool, write_report
 from pytest_diageval.harness.rerecord import rerecord_command
 
 if TYPE_CHECKING:
@@ -115,7 +116,8 @@ class ScenarioSummaries:
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)
     passed: Counter[str] = field(default_factory=Counter)
     failed: Counter[str] = field(default_factory=Counter)
-    audits: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Full audit trails go to disk as they arrive: memory stays flat with the suite.
+    audits: AuditSpool = field(default_factory=AuditSpool)
     verdict_checked: set[str] = field(default_factory=set)
     """Scenarios whose ``verdict`` item ran: only they count in the confusion matrix."""
     stale: dict[str, list[str]] = field(default_factory=dict)
@@ -141,7 +143,7 @@ class ScenarioSummaries:
         if payload.get("key") == "verdict":
             self.verdict_checked.add(summary["id"])
         if payload.get("audit") is not None:
-            self.audits[summary["id"]] = payload["audit"]
+            self.audits.add(summary["id"], payload["audit"])
 
     def table_lines(self) -> list[str]:
         header = ["scenario", "expected", "actual", "score", "gatekeeper", "rounds", "tokens"]
@@ -177,21 +179,15 @@ class ScenarioSummaries:
         return table(["expected \\ actual", *actual_labels], rows)
 
     def write_json(self, path: Path) -> None:
-        report = {
-            "version": 1,
-            "scenarios": [
-                {
-                    **self.audits.get(key, {"id": key}),
-                    "summary": row,
-                    "checks": {"passed": self.passed[key], "failed": self.failed[key]},
-                    "check_results": self.results.get(key, []),
-                }
-                for key, row in sorted(self.rows.items())
-            ],
+        write_report(path, (self._report_entry(key) for key in sorted(self.rows)))
+
+    def _report_entry(self, key: str) -> dict[str, Any]:
+        return {
+            **(self.audits.get(key) or {"id": key}),
+            "summary": self.rows[key],
+            "checks": {"passed": self.passed[key], "failed": self.failed[key]},
+            "check_results": self.results.get(key, []),
         }
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(report, ensure_ascii=False, indent=2, sort_keys=True)
-        path.write_text(text + "\n", encoding="utf-8")
 
 
 def _tokens_cell(usage: dict[str, Any] | None) -> str:
@@ -214,10 +210,16 @@ class DiagevalReporter:
         self.config = config
         self.summaries = ScenarioSummaries()
 
+    @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, "diageval", None)
-        if payload is not None:
+        if payload is None:
+            return
+        if not hasattr(self.config, "workerinput"):  # a worker has sent it to the controller
             self.summaries.add(payload, passed=report.passed, outcome=report.outcome)
+        # pytest keeps every report to the end (terminal stats): the audit is on disk now
+        # (``summaries.audits``) or on its way to the controller; the report lets it go.
+        payload["audit"] = None
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         verbosity = self.config.get_verbosity()
@@ -263,3 +265,5 @@ class DiagevalReporter:
                 reporter.write_line(f"ERROR: {message}", red=True)
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        finally:
+            self.summaries.audits.close()
