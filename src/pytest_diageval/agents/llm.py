@@ -38,6 +38,7 @@ kept for the audit).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar, cast, get_args
@@ -47,6 +48,7 @@ import instructor
 import openai
 from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
 from instructor.core.hooks import Hooks
+from instructor.v2.core.response_model import prepare_response_model
 from openai.types.chat import (
     ChatCompletion,
     ChatCompletionMessage,
@@ -69,6 +71,7 @@ __all__ = [
     "Stage",
     "StructuredOutputError",
     "assistant_message",
+    "instructor_model",
     "make_openai_client",
     "stage_headers",
     "tool_result_message",
@@ -257,7 +260,7 @@ class LLM:
         hooks.on("completion:response", completions.append)
         try:
             return self._instructor.chat.completions.create(
-                response_model=response_model,
+                response_model=instructor_model(response_model),
                 messages=_message_params(messages),
                 max_retries=self.config.structured_max_retries,
                 hooks=hooks,
@@ -312,6 +315,25 @@ class LLM:
         else:
             what = str(exc)
         return f"{where} {what} (SDK retries: {self.config.max_retries})"
+
+
+def instructor_model(response_model: type[ModelT]) -> type[ModelT]:
+    """``response_model`` as instructor prepares it, once per model and process.
+
+    instructor wraps a plain model in a new ``ResponseSchema`` subclass on every call, so its
+    own schema cache (keyed by that class) never hits: the JSON schema, the docstring parse and
+    the ``tools`` list were built again for each request, and the classes piled up. A model
+    that already is a ``ResponseSchema`` passes through unchanged, so handing instructor the
+    prepared class builds the tool schema once; the request is the same, byte for byte.
+    """
+    return cast(type[ModelT], _prepared_model(response_model))
+
+
+@functools.cache
+def _prepared_model(response_model: type[BaseModel]) -> type[BaseModel]:
+    prepared = prepare_response_model(response_model)
+    assert prepared is not None
+    return prepared
 
 
 def _raw_text(completion: ChatCompletion) -> str | None:
