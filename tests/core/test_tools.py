@@ -19,6 +19,7 @@ from pytest_diageval.core.tools import (
     ToolFailure,
     ToolTimeout,
     UnknownToolError,
+    knowledge_index,
 )
 from pytest_diageval.core.world import World, default_world
 from support.worlds import BASE, POOL_MESSAGE, build_world
@@ -471,3 +472,21 @@ def test_large_world_queries_are_correct() -> None:
     assert disk["total"] == 25
     assert toolbox.query_metrics(keywords=["alert 999"])["alerts"][0]["service"] == "svc-39"
     assert toolbox.lookup_knowledge("HikariCP")["retrieval_layer"] == "L1"
+
+
+# --------------------------------------------------------------------------- shared index
+
+
+def test_sessions_over_one_world_share_its_index_and_keep_their_own_dedup_state() -> None:
+    world = default_world()
+    first, second = Toolbox(world), Toolbox(world)
+    query = "HikariCP 数据库连接池耗尽排查手册"
+
+    assert knowledge_index(world) is knowledge_index(world)
+    first_answer, second_answer = first.lookup_knowledge(query), second.lookup_knowledge(query)
+    assert first_answer["retrieval_layer"] == second_answer["retrieval_layer"] == "L0"
+    assert first_answer["evidence_blocks"] == second_answer["evidence_blocks"]
+    # Dedup stays per session: only the first session's second lookup is deduped.
+    assert first.lookup_knowledge(query)["retrieval_layer"] == "dedup"
+    other = World.model_validate(world.model_dump())
+    assert knowledge_index(other) is not knowledge_index(world)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import threading
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -52,6 +53,7 @@ __all__ = [
     "ToolTimeout",
     "Toolbox",
     "UnknownToolError",
+    "knowledge_index",
 ]
 
 NO_LOG_HIT: dict[str, Any] = {
@@ -119,12 +121,28 @@ def _alert_dict(alert: Alert) -> dict[str, Any]:
     return alert.model_dump(mode="json", exclude_none=True)
 
 
+# One index per world object: worlds are frozen and a packaged world is loaded once per
+# process, so every session over it can search the same (immutable) index.
+_INDEXES: dict[int, tuple[weakref.ref[World], KnowledgeIndex]] = {}
+
+
+def knowledge_index(world: World) -> KnowledgeIndex:
+    """The search index of ``world``'s runbooks, built once per world object."""
+    key = id(world)
+    cached = _INDEXES.get(key)
+    if cached is not None and cached[0]() is world:
+        return cached[1]
+    index = KnowledgeIndex(world.knowledge)
+    _INDEXES[key] = (weakref.ref(world, lambda _: _INDEXES.pop(key, None)), index)
+    return index
+
+
 class Toolbox:
     """The tools of one session over one world (see the module docstring)."""
 
     def __init__(self, world: World) -> None:
         self.world = world
-        self._knowledge = KnowledgeIndex(world.knowledge)
+        self._knowledge = knowledge_index(world)
         self._seen_queries: dict[str, str] = {}
         self._lock = threading.Lock()
 

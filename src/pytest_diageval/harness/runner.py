@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_diageval.agents.chat_service import ChatService
 from pytest_diageval.agents.llm import LLM, LLMConfig
@@ -16,11 +17,13 @@ from pytest_diageval.agents.results import ChatResult
 from pytest_diageval.agents.scripted import scripted_llm
 from pytest_diageval.agents.usage import TokenUsage, UsageMeter
 from pytest_diageval.core.world import World
-from pytest_diageval.harness.cassettes import CassetteSession, cassette_transport
 from pytest_diageval.harness.loader import load_scenario_world
 from pytest_diageval.harness.rerecord import RecordingMetadata, write_metadata
 from pytest_diageval.harness.scenario import Scenario
 from pytest_diageval.harness.settings import RunSettings
+
+if TYPE_CHECKING:
+    from pytest_diageval.harness.cassettes import CassetteSession
 
 __all__ = ["REPLAY_API_KEY", "ScenarioRun", "run_scenario"]
 
@@ -80,6 +83,9 @@ def _run_cassette(
     rerecord_command: str,
     usage: TokenUsage,
 ) -> ChatResult:
+    # vcrpy (and what it patches) only for suites that replay cassettes.
+    from pytest_diageval.harness.cassettes import CassetteSession, cassette_transport
+
     session = CassetteSession(
         cassette,
         record_mode=settings.record_mode,
