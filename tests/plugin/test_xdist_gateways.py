@@ -7,10 +7,9 @@ the merged JSON report must equal a single process's, and every scenario must ru
 one gateway, for all its items.
 
 ``--dist loadscope`` groups by everything before the last ``::``, which for a scenario item is
-its scenario. ``--dist loadgroup`` would group by the items' ``xdist_group`` marker, but with
-pytest 9.2 and pytest-xdist 3.8 it silently stops grouping (xdist still renames
-``item._nodeid``, which pytest 9.2 no longer reads: pytest-dev/pytest-xdist#1386, fix open in
-#1388); the strict xfail below turns into a failure the day that is fixed.
+its scenario. ``--dist loadgroup`` groups by the items' ``xdist_group`` marker; with pytest 9.2
+and pytest-xdist 3.8 xdist's own grouping is broken (pytest-dev/pytest-xdist#1386), and the
+plugin's ``harness/group_scheduler.py`` keeps each scenario together under loadgroup.
 """
 
 from __future__ import annotations
@@ -34,13 +33,7 @@ def _json(path: Any) -> Any:
     return json.loads(path.read_text("utf-8"))
 
 
-LOADGROUP_BROKEN = pytest.mark.xfail(
-    strict=True,
-    reason="pytest 9.2 + pytest-xdist 3.8: loadgroup no longer groups (pytest-xdist#1386)",
-)
-
-
-@pytest.mark.parametrize("dist", ["loadscope", pytest.param("loadgroup", marks=LOADGROUP_BROKEN)])
+@pytest.mark.parametrize("dist", ["loadscope", "loadgroup"])
 def test_two_popen_gateways_give_one_processs_results(
     pytester: pytest.Pytester, scenarios: ScenarioDir, dist: str
 ) -> None:

@@ -208,7 +208,7 @@ class ScenarioNode(pytest.Collector):
         replays the scenario again (replays are deterministic). Recording modes keep the run:
         a second pass would record the model twice.
         """
-        mode = self.record_mode or self.config.stash[SETTINGS_KEY].record_mode
+        mode = self.record_mode or _configured_record_mode(self.config)
         if mode == "none":
             self._run = None
 
@@ -304,3 +304,12 @@ class ScenarioItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"{self.scenario_node.scenario.scenario_id}::{self.key}"
+
+
+def _configured_record_mode(config: pytest.Config) -> RecordMode:
+    """The run's record mode; ``none`` when the settings cannot be read (every scenario then
+    failed with the reason, so there is nothing recorded to keep)."""
+    try:
+        return run_settings(config).record_mode
+    except SettingsError:
+        return "none"
