@@ -94,6 +94,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "folder of default cassettes, relative to rootdir (default: cassettes/ beside a scenario)",
         default="",
     )
+    group.addoption(
+        "--diageval-html",
+        metavar="PATH.html",
+        default=None,
+        help="write one self-contained HTML page: every scenario with its evidence and claims",
+    )
+    group.addoption(
+        "--diageval-baseline",
+        metavar="OLD.json",
+        default=None,
+        help="a previous --diageval-report: mark what changed per scenario (terminal and HTML)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -118,6 +130,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # instructor logs every failed attempt at ERROR; the items report those failures
     # themselves, compactly, so the same text three more times is only noise.
     logging.getLogger("instructor").setLevel(logging.CRITICAL)
+    if config.getoption("diageval_html") or config.getoption("diageval_baseline"):
+        from pytest_diageval.harness.review import register_review
+
+        register_review(config)
 
 
 def _start_stale_rerecording(config: pytest.Config) -> None:
@@ -201,6 +217,9 @@ def pytest_runtest_makereport(
 
     if isinstance(item, ScenarioItem) and call.when == "call":
         report.diageval = item_payload(item)  # type: ignore[attr-defined]
+        from pytest_diageval.harness.review import expectation_record
+
+        report.diageval["expectation"] = expectation_record(item, report)
     return report
 
 
@@ -216,7 +235,8 @@ def item_payload(item: Any) -> dict[str, Any]:
         "message": item.check_message(),
         "stale": stale_cassette(node, run.error),
     }
-    wants_audit = item.config.getoption("diageval_report") is not None
+    options = ("diageval_report", "diageval_html", "diageval_baseline")  # all read the audit
+    wants_audit = any(item.config.getoption(name) for name in options)
     if wants_audit and not node.audit_reported:
         node.audit_reported = True
         payload["audit"] = audit_record(node.scenario, node.path, node.run(), item.config.rootpath)

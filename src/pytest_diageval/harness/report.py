@@ -122,8 +122,9 @@ class ScenarioSummaries:
     """Scenarios whose ``verdict`` item ran: only they count in the confusion matrix."""
     stale: dict[str, list[str]] = field(default_factory=dict)
     """Files of scenarios whose cassettes are stale, with the options they were recorded with."""
-    results: dict[str, list[dict[str, str]]] = field(default_factory=dict)
-    """Per scenario, every check that ran: name, outcome and its one-line message."""
+    results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Per scenario, every check that ran: name, outcome and its one-line message, and (for
+    the HTML report) its expected, actual and evidence lines."""
 
     def add(self, payload: dict[str, Any], passed: bool, outcome: str | None = None) -> None:
         summary = payload["summary"]
@@ -135,6 +136,7 @@ class ScenarioSummaries:
                     "name": payload["key"],
                     "outcome": outcome or ("passed" if passed else "failed"),
                     "message": payload.get("message", ""),
+                    **(payload.get("expectation") or {}),
                 }
             )
         stale = payload.get("stale")
@@ -163,7 +165,9 @@ class ScenarioSummaries:
         ]
         return table(header, rows)
 
-    def confusion_lines(self) -> list[str]:
+    def confusion_counts(self) -> tuple[list[str], list[str], Counter[tuple[str, str]]]:
+        """Expected labels (rows), actual labels (columns) and the count of each pair; the
+        terminal and the HTML page both show these."""
         # A scenario deselected from its verdict (-k forbidden) was not judged on it.
         counts: Counter[tuple[str, str]] = Counter(
             (row["expected_verdict"], row["verdict"])
@@ -172,11 +176,19 @@ class ScenarioSummaries:
         )
         expected_labels = sorted({e for e, _ in counts}, key=_verdict_order)
         actual_labels = list(VERDICTS) + sorted({a for _, a in counts} - set(VERDICTS))
+        return expected_labels, actual_labels, counts
+
+    def confusion_lines(self) -> list[str]:
+        expected_labels, actual_labels, counts = self.confusion_counts()
         rows = [
             [label, *(str(counts[(label, actual)]) for actual in actual_labels)]
             for label in expected_labels
         ]
         return table(["expected \\ actual", *actual_labels], rows)
+
+    def report_data(self) -> dict[str, Any]:
+        """What the JSON report holds; the HTML page and the baseline comparison read it too."""
+        return {"version": 1, "scenarios": [self._report_entry(key) for key in sorted(self.rows)]}
 
     def write_json(self, path: Path) -> None:
         write_report(path, (self._report_entry(key) for key in sorted(self.rows)))

@@ -1,0 +1,158 @@
+"""``--diageval-html``: one self-contained HTML page for a reviewer.
+
+The page is rendered from :meth:`ScenarioSummaries.report_data`, the very dict the
+``--diageval-report`` JSON holds, so the two reports cannot disagree; under pytest-xdist the
+controller holds that data for every worker's scenarios. The template, its CSS and its small
+script are package files inlined into the page: no external URL, no server, it opens from disk
+and from a CI artifact. Jinja2 escapes every value (a scenario's text is data, never markup).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from pytest_diageval.harness.baseline import (
+    COMPARED_FIELDS,
+    Comparison,
+    scenario_tokens,
+    tokens_text,
+)
+from pytest_diageval.harness.html_view import pretty_json, round_view
+from pytest_diageval.harness.report import VERDICTS, ScenarioSummaries
+
+__all__ = ["render_html", "scenario_view", "write_html"]
+
+Data = Mapping[str, Any]
+Confusion = tuple[list[str], list[str], Counter[tuple[str, str]]]
+TEMPLATE = "report.html.j2"
+
+
+def write_html(
+    path: Path, report: Data, comparison: Comparison | None, confusion: Confusion | None = None
+) -> None:
+    """Render and write atomically: a reader never opens half a page."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = render_html(report, comparison, confusion)
+    # Beside the target (same file system, so the replace is atomic), with the permissions
+    # the umask gives any new file: a CI artifact must stay readable.
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def render_html(
+    report: Data, comparison: Comparison | None, confusion: Confusion | None = None
+) -> str:
+    """The page of a report dict; ``confusion`` is the terminal's confusion matrix (the
+    run's :meth:`ScenarioSummaries.confusion_counts`), else counted from the report's rows."""
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("pytest_diageval.harness", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    environment.filters["json"] = pretty_json
+    scenarios = [
+        scenario_view(index, entry, comparison)
+        for index, entry in enumerate(report.get("scenarios") or [])
+    ]
+    expected_labels, actual_labels, counts = confusion or _confusion_of(report)
+    return environment.get_template(TEMPLATE).render(
+        scenarios=scenarios,
+        tags=sorted({tag for view in scenarios for tag in view["tags"]}),
+        verdicts=_verdict_options(scenarios),
+        confusion={
+            "expected": expected_labels,
+            "actual": actual_labels,
+            "counts": {f"{e}|{a}": n for (e, a), n in counts.items()},
+        },
+        totals=_totals(scenarios),
+        comparison=comparison,
+        compared_fields=COMPARED_FIELDS,
+    )
+
+
+def _confusion_of(report: Data) -> Confusion:
+    summaries = ScenarioSummaries()
+    for entry in report.get("scenarios") or []:
+        summaries.rows[entry["id"]] = entry["summary"]
+        if any(c.get("name") == "verdict" for c in entry.get("check_results") or []):
+            summaries.verdict_checked.add(entry["id"])
+    return summaries.confusion_counts()
+
+
+def _verdict_options(scenarios: Sequence[Data]) -> list[str]:
+    seen = {view["summary"]["verdict"] for view in scenarios}
+    return [*[v for v in VERDICTS if v in seen], *sorted(seen - set(VERDICTS))]
+
+
+def _totals(scenarios: Sequence[Data]) -> dict[str, int]:
+    return {
+        "scenarios": len(scenarios),
+        "failing": sum(1 for view in scenarios if view["failing"]),
+        "checks_passed": sum(view["checks"]["passed"] for view in scenarios),
+        "checks": sum(view["checks"]["total"] for view in scenarios),
+    }
+
+
+def scenario_view(index: int, entry: Data, comparison: Comparison | None) -> dict[str, Any]:
+    """One row of the overview and one section of the page."""
+    summary = entry.get("summary") or {}
+    result = entry.get("result") or {}
+    checks = entry.get("checks") or {}
+    passed, failed = int(checks.get("passed", 0)), int(checks.get("failed", 0))
+    scenario_id = str(entry.get("id"))
+    anchor = _anchor(index, scenario_id)
+    invocations = result.get("invocations") or []
+    checks_run = entry.get("check_results") or []
+    view: dict[str, Any] = {
+        "anchor": anchor,
+        "id": scenario_id,
+        "title": entry.get("title", ""),
+        "file": entry.get("file", ""),
+        "tags": list(entry.get("tags") or []),
+        "summary": summary,
+        "tokens": scenario_tokens(summary),
+        "tokens_text": tokens_text(summary),
+        "checks": {"passed": passed, "failed": failed, "total": passed + failed},
+        "failing": failed > 0 or bool(summary.get("error")),
+        "error": summary.get("error"),
+        "result": result,
+        "rounds": [round_view(anchor, data, invocations) for data in result.get("rounds") or []],
+        "composer": result.get("composer_output"),
+        "failed_expectations": [c for c in checks_run if c.get("outcome") == "failed"],
+        "changes": {},
+        "is_new": False,
+    }
+    if comparison is not None:
+        view["changes"] = {c.field: c for c in comparison.changes.get(scenario_id, [])}
+        view["is_new"] = scenario_id in comparison.added
+    view["changed"] = bool(view["changes"]) or view["is_new"]
+    view["search_text"] = _search_text(view)
+    return view
+
+
+def _anchor(index: int, scenario_id: str) -> str:
+    # Readable fragments (report.html#scenario-matrix-gatekeeper-reject) that stay unique.
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", scenario_id).strip("-")
+    return f"scenario-{index}-{slug}" if slug != scenario_id or not slug else f"scenario-{slug}"
+
+
+def _search_text(view: Data) -> str:
+    result = view["result"]
+    parts = [view["id"], view["title"], view["file"], *view["tags"]]
+    parts += [result.get("query", ""), result.get("final_answer", "")]
+    return " ".join(str(part) for part in parts).lower()
