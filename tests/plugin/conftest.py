@@ -159,6 +159,14 @@ class ScenarioDir:
         return data
 
     @staticmethod
+    def low_confidence_now_supported() -> dict[str, Any]:
+        """``memory-low-confidence`` after a prompt change: the verifier now calls the alert
+        direct evidence, so the verdict moves from LOW_CONFID to PASS (a baseline review)."""
+        data = ScenarioDir.low_confidence()
+        _script(data, "verifier")["facts_checked"][0]["verification"] = "direct_evidence"
+        return data
+
+    @staticmethod
     def forged_citation() -> dict[str, Any]:
         """The executor misquotes the alert; the scenario (wrongly) expects PASS."""
         data = _example()
