@@ -210,3 +210,15 @@ def test_the_shipped_suite_writes_a_page_with_every_scenario(pytester: pytest.Py
     assert len(rows) == len(files) == len(page.find_all("section", "scenario"))
     assert all(row.attrs["data-failing"] == "0" for row in rows)
     assert page.by_id("totals").text().startswith(f"{len(files)} scenarios · 0 failing")
+
+
+def test_a_mutation_run_refuses_the_review_options(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    scenarios.write_trio()
+
+    result = pytester.runpytest("--diageval-mutate", "--diageval-html", "r.html")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--diageval-mutate runs mutants): drop them from this command" in str(result.stderr)
+    assert not (pytester.path / "r.html").exists()

@@ -57,8 +57,8 @@ def register_review(config: pytest.Config) -> None:
     summaries = getattr(config.pluginmanager.get_plugin("diageval-reporter"), "summaries", None)
     if summaries is None:
         raise pytest.UsageError(
-            "--diageval-html and --diageval-baseline report a scenario run; this run has no"
-            " diageval reporter (drop them with --diageval-mutate)"
+            "--diageval-html and --diageval-baseline report on scenario runs, and this run"
+            " has none (--diageval-mutate runs mutants): drop them from this command"
         )
     baseline = None
     path = config.getoption("diageval_baseline")
