@@ -201,14 +201,6 @@ class ScenarioSummaries:
             "check_results": self.results.get(key, []),
         }
 
-    def _report_entry(self, key: str) -> dict[str, Any]:
-        return {
-            **(self.audits.get(key) or {"id": key}),
-            "summary": self.rows[key],
-            "checks": {"passed": self.passed[key], "failed": self.failed[key]},
-            "check_results": self.results.get(key, []),
-        }
-
 
 def _tokens_cell(usage: dict[str, Any] | None) -> str:
     """``prompt+completion`` of the whole scenario, ``—`` when nothing was reported."""
