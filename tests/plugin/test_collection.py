@@ -4,6 +4,7 @@ every bad-file message of issue 5, which a broken file fails with as its own ite
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -225,14 +226,16 @@ BAD_FILES = [
         _with(_set(("llm",), {"cassette": "cassettes/missing.yaml"})),
         "cassette:",
         "llm.cassette: cassette not found: {dir}/cassettes/missing.yaml;"
-        " record it with `pytest {path} --diageval-record=once`",
+        " record it with `{python} -m pytest {path} --diageval-record=once"
+        " --diageval-base-url <endpoint> --diageval-model <model>`",
     ),
     BadFile(
         "missing default cassette",
         _with(_without("llm"), scenario_id="uncassetted"),
         "id:",
         "id: cassette not found: {dir}/cassettes/uncassetted.yaml;"
-        " record it with `pytest {path} --diageval-record=once`",
+        " record it with `{python} -m pytest {path} --diageval-record=once"
+        " --diageval-base-url <endpoint> --diageval-model <model>`",
     ),
     BadFile(
         "no expect",
@@ -268,7 +271,7 @@ def test_a_bad_file_fails_as_its_own_item_with_file_line_column_and_field(
 
     result.assert_outcomes(failed=1)  # and passed=0, skipped=0: never silently skipped
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    message = bad.message.format(path=path, dir=path.parent)
+    message = bad.message.format(path=path, dir=path.parent, python=sys.executable)
     assert f"{path}:{line}:{column}: {message}" in result.outlines
     result.stdout.fnmatch_lines(["FAILED scenarios/bad.yaml::invalid-scenario*"])
     output = result.stdout.str()

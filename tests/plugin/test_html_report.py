@@ -145,9 +145,7 @@ def test_a_baseline_marks_a_moved_verdict_in_the_terminal_and_on_the_page(
     pytester.runpytest("--diageval-report", "old.json").assert_outcomes(passed=13, failed=2)
     _now_supported(scenarios)
 
-    result = pytester.runpytest(
-        "--diageval-html", "new.html", "--diageval-baseline", "old.json"
-    )
+    result = pytester.runpytest("--diageval-html", "new.html", "--diageval-baseline", "old.json")
 
     result.assert_outcomes(passed=11, failed=4)
     assert _changes_section(result.outlines) == [*CHANGES, "diageval html report: new.html"]

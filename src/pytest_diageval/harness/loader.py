@@ -24,6 +24,7 @@ from pytest_diageval.core.world import World, WorldError, available_worlds, load
 from pytest_diageval.core.yaml_limits import YamlLimitError, check_aliases
 from pytest_diageval.harness import _errors
 from pytest_diageval.harness._errors import ScenarioProblem
+from pytest_diageval.harness.rerecord import rerecord_command
 from pytest_diageval.harness.scenario import ID_PATTERN, Scenario
 from pytest_diageval.harness.script_checks import script_content_problems
 
@@ -273,7 +274,8 @@ def resolve_cassette_path(
             scenario_path,
             where,
             f"cassette not found: {path}; record it with"
-            f" `pytest {scenario_path} --diageval-record=once`",
+            f" `{rerecord_command([str(scenario_path)], 'once')}"
+            " --diageval-base-url <endpoint> --diageval-model <model>`",
         )
     return path
 
