@@ -33,6 +33,7 @@ __all__ = [
     "STAGE_CONTENT_MODELS",
     "ContentProblem",
     "content_problems",
+    "nested_model",
 ]
 
 STAGE_CONTENT_MODELS: Mapping[Stage, type[BaseModel]] = {
@@ -76,11 +77,12 @@ def content_problems(stage: Stage, content: Mapping[str, Any]) -> list[ContentPr
 # --------------------------------------------------------------------------- unknown keys
 
 
-def _nested_model(annotation: Any) -> type[BaseModel] | None:
+def nested_model(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model inside an annotation (``list[Claim] | None`` -> ``Claim``)."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in get_args(annotation):
-        found = _nested_model(arg)
+        found = nested_model(arg)
         if found is not None:
             return found
     return None
@@ -104,7 +106,7 @@ def _unknown_keys(model: type[BaseModel], data: Any, loc: Loc) -> Iterator[Conte
             guess = (*loc, close[0]) if close else None
             yield ContentProblem((*loc, key), message, guess)
             continue
-        nested = _nested_model(field.annotation)
+        nested = nested_model(field.annotation)
         if nested is not None:
             yield from _unknown_keys(nested, value, (*loc, key))
 

@@ -14,12 +14,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import yaml
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
+from pytest_diageval.agents.script_content import nested_model
 from pytest_diageval.harness.scenario import EXPECT_KEYS, Scenario
 
 __all__ = [
@@ -88,22 +89,12 @@ def format_path(parts: Loc) -> str:
     return text
 
 
-def _nested_model(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in get_args(annotation):
-        found = _nested_model(arg)
-        if found is not None:
-            return found
-    return None
-
-
 def _model_at(parts: Loc) -> type[BaseModel]:
     """The model whose keys live at ``parts`` (list indices are skipped)."""
     model: type[BaseModel] = Scenario
     for part in parts:
         field = model.model_fields.get(part) if isinstance(part, str) else None
-        nested = _nested_model(field.annotation) if field is not None else None
+        nested = nested_model(field.annotation) if field is not None else None
         model = nested or model
     return model
 
@@ -112,7 +103,7 @@ def _field_names(model: type[BaseModel], seen: set[type[BaseModel]]) -> set[str]
     seen.add(model)
     names = set(model.model_fields)
     for field in model.model_fields.values():
-        nested = _nested_model(field.annotation)
+        nested = nested_model(field.annotation)
         if nested is not None and nested not in seen:
             names |= _field_names(nested, seen)
     return names
