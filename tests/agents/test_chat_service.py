@@ -270,6 +270,18 @@ def test_verifier_input_holds_no_intermediate_reasoning() -> None:
         "tool_trace_summary",
         "retry_context",
     }
+    assert [set(entry) for entry in payload["tool_trace_summary"]] == [
+        {
+            "trace_ref",
+            "tool_name",
+            "source_invocation_ids",
+            "evidence_level",
+            "output_summary",
+            "invocation_count",
+            "no_hit_invocation_count",
+        }
+    ] * 2
+    assert payload["executor_final_answer"] is None  # the contract parsed
     assert result.final_verdict == "PASS"
 
 

@@ -32,6 +32,7 @@ def _fact(*refs: tuple[str, list[int]]) -> FactChecked:
             "fact": "order-service 内存使用率 91%",
             "is_critical": True,
             "verification": "direct_evidence",
+            "detail": "告警直接支持",
             "evidence_refs": [{"trace_ref": t, "source_invocation_ids": ids} for t, ids in refs],
         }
     )

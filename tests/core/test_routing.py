@@ -80,15 +80,28 @@ def test_rounds_out_of_range_are_refused(round: int, max_rounds: int) -> None:
 def test_retry_context_lists_critical_no_evidence_facts_once_in_order() -> None:
     facts = [
         FactChecked(
-            fact="order-service 存在内存泄漏", is_critical=True, verification="no_evidence"
+            fact="order-service 存在内存泄漏",
+            is_critical=True,
+            verification="no_evidence",
+            detail="-",
         ),
         FactChecked(
-            fact="HighMemoryUsage 告警 91%", is_critical=True, verification="direct_evidence"
+            fact="HighMemoryUsage 告警 91%",
+            is_critical=True,
+            verification="direct_evidence",
+            detail="-",
         ),
-        FactChecked(fact="Full GC 15 次", is_critical=False, verification="no_evidence"),
-        FactChecked(fact="堆 dump 显示大对象", is_critical=True, verification="no_evidence"),
         FactChecked(
-            fact="order-service 存在内存泄漏", is_critical=True, verification="no_evidence"
+            fact="Full GC 15 次", is_critical=False, verification="no_evidence", detail="-"
+        ),
+        FactChecked(
+            fact="堆 dump 显示大对象", is_critical=True, verification="no_evidence", detail="-"
+        ),
+        FactChecked(
+            fact="order-service 存在内存泄漏",
+            is_critical=True,
+            verification="no_evidence",
+            detail="-",
         ),
     ]
     gate = GatekeeperResult(

@@ -199,6 +199,7 @@ def _verifier_output(fact_refs: list[dict[str, Any]]) -> VerifierOutput:
                     "fact": "order-service 存在 HighMemoryUsage 告警，内存使用率 91%",
                     "is_critical": True,
                     "verification": "direct_evidence",
+                    "detail": "告警直接支持",
                     "evidence_refs": fact_refs,
                 }
             ],

@@ -133,7 +133,7 @@ GATE_REJECT = GatekeeperResult(
 
 def _fact(text: str, verification: str, claim_id: str | None, critical: bool = True) -> FactChecked:
     return FactChecked(
-        fact=text, is_critical=critical, verification=verification, claim_id=claim_id
+        fact=text, is_critical=critical, verification=verification, claim_id=claim_id, detail="-"
     )
 
 
@@ -329,6 +329,7 @@ def _checked(text: str, label: str, trace: str, claim_id: str | None) -> dict[st
         "claim_id": claim_id,
         "is_critical": True,
         "verification": label,
+        "detail": f"labelled {label}",
         "evidence_refs": [{"trace_ref": trace, "source_invocation_ids": [invocation]}],
     }
 

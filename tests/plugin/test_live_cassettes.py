@@ -51,9 +51,10 @@ def test_editing_one_prompt_line_fails_the_live_recording_as_stale_with_the_diff
             "+++ this run",
             "-1. steps 最多 4 条，*",
             "+1. steps 最多 5 条，*",
-            # Recorded before cassettes kept their timeout: endpoint and model from the requests.
+            # Endpoint, model and timeout from the cassette's recording metadata.
             f"Re-record this scenario with: {shlex.quote(sys.executable)} -m pytest"
             " scenarios/live/live-high-memory.yaml::live-high-memory --diageval-record=rewrite"
-            " --diageval-base-url http://127.0.0.1:18080/v1 --diageval-model gemma3-270m",
+            " --diageval-base-url http://127.0.0.1:18080/v1 --diageval-model gemma3-270m"
+            " --diageval-timeout 900",
         ]
     )

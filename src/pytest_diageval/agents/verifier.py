@@ -1,8 +1,10 @@
 """The Verifier: labels every fact of the executor's answer; the code decides the verdict.
 
 It is given exactly a :class:`VerifierInput` (which forbids any other field), so planner and
-executor intermediate reasoning cannot reach it. Its output comes through instructor with one
-re-ask; an answer that is still missing or invalid is a fallback, never a crash.
+executor intermediate reasoning cannot reach it, and reads the bounded view 004 §4–§5
+describe (:func:`~pytest_diageval.core.verifier_view.verifier_view`). Its output comes
+through instructor with one re-ask; an answer that is still missing or invalid is a
+fallback, never a crash.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pytest_diageval.agents.llm import LLM, StructuredOutputError
 from pytest_diageval.agents.prompts import load_prompt, wrap_data
 from pytest_diageval.core.contracts import VerifierInput, VerifierOutput
 from pytest_diageval.core.store import stable_json
+from pytest_diageval.core.verifier_view import verifier_view
 
 __all__ = ["VerifierRun", "run_verifier", "verifier_messages"]
 
@@ -25,7 +28,7 @@ class VerifierRun:
 
 
 def verifier_messages(verifier_input: VerifierInput) -> list[dict[str, str]]:
-    payload = stable_json(verifier_input.model_dump(mode="json"))
+    payload = stable_json(verifier_view(verifier_input))
     return [
         {"role": "system", "content": load_prompt("verifier")},
         {"role": "user", "content": wrap_data("verifier_input", payload)},

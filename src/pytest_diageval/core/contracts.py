@@ -12,11 +12,15 @@ reject. Models the code produces are strict (``extra="forbid"``).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, model_validator
 
 __all__ = [
+    "CONTRACT_ANSWER_CHARS",
+    "CONTRACT_ID_CHARS",
+    "CONTRACT_LIST_CAPS",
+    "CONTRACT_TEXT_CHARS",
     "EVIDENCE_TOOLS",
     "HELPER_TOOLS",
     "CheckedBinding",
@@ -62,6 +66,27 @@ Verdict = Literal["PASS", "LOW_CONFID", "REJECT"]
 FactVerification = Literal["direct_evidence", "indirect_support", "no_evidence", "contradicted"]
 
 
+CONTRACT_ID_CHARS = 64
+CONTRACT_TEXT_CHARS = 500
+CONTRACT_ANSWER_CHARS = 2000
+CONTRACT_LIST_CAPS: dict[str, int] = {
+    "claims": 10,
+    "evidence_bindings": 40,
+    "hypotheses": 5,
+    "recommended_actions": 5,
+    "missing_info": 10,
+    "basis_claim_ids": 10,
+}
+"""Sizes a contract may not exceed (characters, items), so that the verifier's input has a
+bound (``core.verifier_view``). ``evidence_bindings`` counts every binding of the contract
+(claims and actions together): 004 limits claims, never the bindings of one claim
+("限制 claim 数量不限制 evidence_bindings 数量"), so only the total is capped. A longer contract
+does not parse: nothing is cut from it, so the verifier always sees every claim whole.
+``tool_name`` and ``raw_path`` are not capped: an absurd one is the gatekeeper's to reject."""
+_Id = Annotated[str, Field(max_length=CONTRACT_ID_CHARS)]
+_Text = Annotated[str, Field(max_length=CONTRACT_TEXT_CHARS)]
+
+
 class _ModelOutput(BaseModel):
     """Base of what a language model writes: unknown keys are ignored, known keys validated."""
 
@@ -90,7 +115,7 @@ class EvidenceBinding(_ModelOutput):
     tool_name: str
     source_invocation_id: StrictInt | None = None
     raw_path: str | None = None
-    evidence_excerpt: str | None = None
+    evidence_excerpt: _Text | None = None
     source_type: str | None = None
     source_id: str | None = None
     source_invocation_ids: list[StrictInt] | None = None
@@ -107,9 +132,9 @@ class EvidenceBinding(_ModelOutput):
 
 
 class Claim(_ModelOutput):
-    claim_id: str
+    claim_id: _Id
     claim_type: ClaimType
-    claim_text: str
+    claim_text: _Text
     # The 004 examples omit support_level: a claim is a confirmed finding, so it asserts
     # direct support unless it says otherwise, and an empty binding list is then graded.
     support_level: SupportLevel = "direct"
@@ -117,10 +142,12 @@ class Claim(_ModelOutput):
 
 
 class Hypothesis(_ModelOutput):
-    hypothesis_id: str | None = None
-    hypothesis_text: str
-    basis_claim_ids: list[str] = Field(default_factory=list)
-    missing_info: str | None = None
+    hypothesis_id: _Id | None = None
+    hypothesis_text: _Text
+    basis_claim_ids: list[_Id] = Field(
+        default_factory=list, max_length=CONTRACT_LIST_CAPS["basis_claim_ids"]
+    )
+    missing_info: _Text | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -129,8 +156,8 @@ class Hypothesis(_ModelOutput):
 
 
 class MissingInfo(_ModelOutput):
-    info_id: str | None = None
-    description: str
+    info_id: _Id | None = None
+    description: _Text
 
     @model_validator(mode="before")
     @classmethod
@@ -139,9 +166,9 @@ class MissingInfo(_ModelOutput):
 
 
 class RecommendedAction(_ModelOutput):
-    action_id: str | None = None
-    action_text: str
-    reason: str | None = None
+    action_id: _Id | None = None
+    action_text: _Text
+    reason: _Text | None = None
     evidence_bindings: list[EvidenceBinding] = Field(default_factory=list)
 
     @model_validator(mode="before")
@@ -158,13 +185,25 @@ class ExecutorContract(_ModelOutput):
     ``user_facing_answer``": all seven are required (an empty list or string is a value).
     """
 
-    answer_version: str
-    diagnosis_summary: str
-    claims: list[Claim]
-    hypotheses: list[Hypothesis]
-    recommended_actions: list[RecommendedAction]
-    missing_info: list[MissingInfo]
-    user_facing_answer: str
+    answer_version: _Id
+    diagnosis_summary: _Text
+    claims: list[Claim] = Field(max_length=CONTRACT_LIST_CAPS["claims"])
+    hypotheses: list[Hypothesis] = Field(max_length=CONTRACT_LIST_CAPS["hypotheses"])
+    recommended_actions: list[RecommendedAction] = Field(
+        max_length=CONTRACT_LIST_CAPS["recommended_actions"]
+    )
+    missing_info: list[MissingInfo] = Field(max_length=CONTRACT_LIST_CAPS["missing_info"])
+    user_facing_answer: str = Field(max_length=CONTRACT_ANSWER_CHARS)
+
+    @model_validator(mode="after")
+    def _bindings_within_cap(self) -> ExecutorContract:
+        cap = CONTRACT_LIST_CAPS["evidence_bindings"]
+        total = sum(len(claim.evidence_bindings) for claim in self.claims) + sum(
+            len(action.evidence_bindings) for action in self.recommended_actions
+        )
+        if total > cap:
+            raise ValueError(f"the contract has {total} evidence_bindings; at most {cap}")
+        return self
 
     @model_validator(mode="after")
     def _claim_ids_unique(self) -> ExecutorContract:
@@ -278,7 +317,7 @@ class FactChecked(_ModelOutput):
     fact: str
     is_critical: bool
     verification: FactVerification
-    detail: str = ""
+    detail: str  # 000: each item SHALL include fact, is_critical, verification and detail
     evidence_refs: list[FactEvidenceRef] = Field(default_factory=list)
     claim_id: str | None = None
 
