@@ -231,9 +231,14 @@ def _widest_contract(char: str) -> dict[str, Any]:
         "raw_path": "$.alerts[" + "1" * 400 + "]",
         "evidence_excerpt": text,
     }
+    # Claim ids must be unique: the widest ids differ in their last character only.
     claims = [
-        {"claim_id": ident, "claim_type": "negative_observation", "claim_text": text}
-        for _ in range(CONTRACT_LIST_CAPS["claims"])
+        {
+            "claim_id": ident[:-1] + str(number),
+            "claim_type": "negative_observation",
+            "claim_text": text,
+        }
+        for number in range(CONTRACT_LIST_CAPS["claims"])
     ]
     claims[0]["evidence_bindings"] = [binding] * CONTRACT_LIST_CAPS["evidence_bindings"]
     hypothesis = {

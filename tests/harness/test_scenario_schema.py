@@ -121,7 +121,7 @@ REFUSED = {
         "{cassette: c.yaml}",
         "{script: [{stage: verifier, content: {verdict: PASS, groundedness_score: 1.0,"
         " critical_fact_count: 0, rationale: r,"
-        " facts_checked: [{fact: f, is_critical: true, verification: supported}]}}]}",
+        " facts_checked: [{fact: f, is_critical: true, verification: supported, detail: d}]}}]}",
         "llm.script[0].content.facts_checked[0].verification",
         "llm.script[0].content.facts_checked[0].verification",
     ),
