@@ -24,9 +24,8 @@ from pytest_diageval.harness.mutants import (
     MutationBase,
     RunbookQuote,
     derive_mutants,
-    worst_case_verifier,
 )
-from pytest_diageval.harness.mutation_replay import ReplayPlan, plan_replay
+from pytest_diageval.harness.mutation_replay import ReplayPlan, plan_replay, worst_case_verifier
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "tests" / "plugin" / "data" / "example-scenario.yaml"

@@ -11,18 +11,23 @@ compact evidence a reviewer needs to judge the failure (tables, not JSON walls).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from pytest_diageval.agents.results import ChatResult, RoundResult
 from pytest_diageval.agents.usage import TokenUsage
 from pytest_diageval.core.contracts import ToolInvocation, Verdict
 from pytest_diageval.harness import _evidence as ev
-from pytest_diageval.harness.outcome import CheckOutcome, describe_expected, needs_rounds
+from pytest_diageval.harness.composer_check import check_composer
+from pytest_diageval.harness.outcome import (
+    CheckOutcome,
+    describe_expected,
+    needs_rounds,
+    set_difference,
+)
 from pytest_diageval.harness.scenario import (
     EXPECT_KEYS,
     ClaimsExpectation,
-    ComposerExpectation,
     Expect,
     GatekeeperExpectation,
     NoEvidenceRow,
@@ -138,15 +143,6 @@ def check_parse_status(expected: str, result: ChatResult) -> CheckOutcome:
 # --------------------------------------------------------------------------- gatekeeper
 
 
-def _set_difference(name: str, expected: Sequence[str], actual: Sequence[str]) -> list[str]:
-    missing = sorted(set(expected) - set(actual))
-    extra = sorted(set(actual) - set(expected))
-    parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
-        [f"unexpected {', '.join(extra)}"] if extra else []
-    )
-    return [f"{name}: {'; '.join(parts)}"] if parts else []
-
-
 @needs_rounds
 def check_gatekeeper(expected: GatekeeperExpectation, result: ChatResult) -> CheckOutcome:
     """The last round's gatekeeper: exact severity and rules, or rules that must be among them."""
@@ -156,7 +152,7 @@ def check_gatekeeper(expected: GatekeeperExpectation, result: ChatResult) -> Che
     if expected.severity is not None and gate.severity != expected.severity:
         mismatches.append(f"severity: expected {expected.severity}, got {gate.severity}")
     if expected.failed_rules is not None:
-        mismatches += _set_difference("failed_rules", expected.failed_rules, gate.failed_rules)
+        mismatches += set_difference("failed_rules", expected.failed_rules, gate.failed_rules)
     for name, wanted, present in (
         ("failed_rules_include", expected.failed_rules_include, gate.failed_rules),
         ("warnings_include", expected.warnings_include, warnings),
@@ -333,34 +329,6 @@ def check_tool_calls(expected: ToolCallsExpectation, result: ChatResult) -> Chec
     listing = ev.tool_call_lines(calls)
     actual = f"{len(calls)} call(s): {', '.join(names) or 'none'}"
     return CheckOutcome(not problems, describe_expected(expected), actual, [*problems, *listing])
-
-
-# --------------------------------------------------------------------------- composer
-
-
-@needs_rounds
-def check_composer(expected: ComposerExpectation, result: ChatResult) -> CheckOutcome:
-    """What the composer published: source, status, the claims used and dropped."""
-    output = result.composer_output
-    if output is None:
-        return CheckOutcome(False, describe_expected(expected), "no composer output recorded")
-    problems: list[str] = []
-    for name in ("source", "status", "statements_dropped"):
-        want = getattr(expected, name)
-        if want is not None and getattr(output, name) != want:
-            problems.append(f"{name}: expected {want}, got {getattr(output, name)}")
-    dropped = [d.claim_id for d in output.claims_dropped]
-    if expected.claims_used is not None:
-        problems += _set_difference("claims_used", expected.claims_used, output.claims_used)
-    if expected.claims_dropped is not None:
-        problems += _set_difference("claims_dropped", expected.claims_dropped, dropped)
-    actual = (
-        f"source={output.source}, status={output.status}, claims_used={output.claims_used},"
-        f" claims_dropped={dropped}, statements_dropped={output.statements_dropped}"
-    )
-    reasons = [f"dropped {d.claim_id}: {d.reason}" for d in output.claims_dropped]
-    details = [*problems, *reasons, f"final answer: {ev.shorten(result.final_answer, 200)}"]
-    return CheckOutcome(not problems, describe_expected(expected), actual, details)
 
 
 # --------------------------------------------------------------------------- registry

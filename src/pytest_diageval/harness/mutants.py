@@ -62,10 +62,18 @@ from pytest_diageval.core.contracts import (
     EVIDENCE_TOOLS,
     ExecutorContract,
     ToolInvocation,
-    ToolTraceSummaryItem,
     VerifierOutput,
 )
-from pytest_diageval.core.excerpt_tokens import NEGATION_WORDS
+from pytest_diageval.harness.citation_edits import (
+    change_digit,
+    describe_binding,
+    flip_negation,
+    index_plus_one,
+    is_incident,
+    refs,
+    subject,
+    text_at,
+)
 
 __all__ = [
     "ANSWER_KINDS",
@@ -78,7 +86,6 @@ __all__ = [
     "MutationBase",
     "RunbookQuote",
     "derive_mutants",
-    "worst_case_verifier",
 ]
 
 Data = dict[str, Any]
@@ -124,15 +131,6 @@ EXTRA_SENTENCE = "已确认根因：{service} 发生内存泄漏，请立即重�
 """The confirmed-sounding sentence of ``extra-sentence`` (no claim says it)."""
 
 _RUNBOOK_KINDS = frozenset({"runbook-quote", "runbook-only"})
-_INCIDENT_TOOLS = frozenset({"query_metrics", "query_logs"})
-_LAST_INDEX = re.compile(r"\[(\d+)\](?!.*\[\d+\])")
-_LATIN_NEGATION = re.compile(
-    r"\b("
-    + "|".join(sorted((w for w in NEGATION_WORDS if w.isascii()), key=len, reverse=True))
-    + r")\b\s*",
-    re.IGNORECASE,
-)
-_CJK_NEGATION = re.compile("没有|[" + "".join(w for w in NEGATION_WORDS if not w.isascii()) + "]")
 
 
 @dataclass(frozen=True)
@@ -219,39 +217,6 @@ def _mutant(
     return Mutant(kind, claim, binding, change, contract, verifier, extra_call)
 
 
-def worst_case_verifier(
-    contract: ExecutorContract, trace_summary: Sequence[ToolTraceSummaryItem]
-) -> Data:
-    """The verifier a cassette mutant meets after its contract: every claim one critical
-    ``direct_evidence`` fact citing the trace entries of what the claim binds (or every entry
-    when it binds nothing that exists), verdict PASS, score 1.0. A recording made for other
-    inputs cannot answer a mutated request; this is the worst case a guard must withstand."""
-    facts = []
-    for claim in contract.claims:
-        cited = {b.source_invocation_id for b in claim.evidence_bindings}
-        items = [i for i in trace_summary if cited & set(i.source_invocation_ids)]
-        facts.append(
-            {
-                "fact": claim.claim_text,
-                "claim_id": claim.claim_id,
-                "is_critical": True,
-                "verification": "direct_evidence",
-                "detail": "worst-case verifier: every fact is labelled direct evidence",
-                "evidence_refs": [
-                    {"trace_ref": i.trace_ref, "source_invocation_ids": i.source_invocation_ids}
-                    for i in (items or trace_summary)
-                ],
-            }
-        )
-    return {
-        "verdict": "PASS",
-        "groundedness_score": 1.0,
-        "critical_fact_count": len(facts),
-        "facts_checked": facts,
-        "rationale": "worst-case verifier: says PASS whatever it is shown",
-    }
-
-
 # --------------------------------------------------------------------------- the kinds
 
 
@@ -277,12 +242,12 @@ class _Context:
         binding_kinds: dict[str, Callable[[Data, Data], _Outcome]] = {
             "other-invocation": self._other_invocation,
             "other-path": lambda b, _: self._other_path(b),
-            "index-plus-one": lambda b, _: _index_plus_one(b),
-            "digit-first": lambda b, _: _digit(b, first=True),
-            "digit-last": lambda b, _: _digit(b, first=False),
+            "index-plus-one": lambda b, _: index_plus_one(b),
+            "digit-first": lambda b, _: change_digit(b, first=True),
+            "digit-last": lambda b, _: change_digit(b, first=False),
             "tool-swap": lambda b, _: self._tool_swap(b),
             "runbook-quote": self._runbook_quote,
-            "negation-flip": lambda b, _: _negation_flip(b),
+            "negation-flip": lambda b, _: flip_negation(b),
             "other-service": lambda b, _: self._other_service(b),
         }
         for index, claim in enumerate(self.contract["claims"]):
@@ -313,7 +278,7 @@ class _Context:
         cited = self.invocations.get(own)  # type: ignore[arg-type]
         path = binding.get("raw_path")
         others = [r for r in self.invocations.values() if r.id != own]
-        forged = [r for r in others if cited is None or _text_at(r, path) != _text_at(cited, path)]
+        forged = [r for r in others if cited is None or text_at(r, path) != text_at(cited, path)]
         if not forged:
             return "every other invocation holds the same text at this path"
         own_tool = None if cited is None else cited.tool_name
@@ -330,7 +295,7 @@ class _Context:
         same_text = [
             r
             for r in self.invocations.values()
-            if _text_at(r, path) == _text_at(cited, path) and _subject(r) != _subject(cited)
+            if text_at(r, path) == text_at(cited, path) and subject(r) != subject(cited)
         ]
         if not same_text:
             return "no invocation about another service holds the same text at this path"
@@ -338,7 +303,7 @@ class _Context:
         binding["source_invocation_id"] = target.id
         return (
             f"source_invocation_id {own} → {target.id}: the same text, about"
-            f" {_subject(target)} instead of {_subject(cited)}",
+            f" {subject(target)} instead of {subject(cited)}",
             None,
             None,
         )
@@ -346,7 +311,7 @@ class _Context:
     def _other_path(self, binding: Data) -> _Outcome:
         row = self.invocations.get(binding.get("source_invocation_id"))  # type: ignore[arg-type]
         own = binding.get("raw_path")
-        paths = [ref.raw_path for ref in _refs(row) if ref.raw_path != own]
+        paths = [ref.raw_path for ref in refs(row) if ref.raw_path != own]
         if not paths:
             return "the cited invocation has no other evidence ref"
         binding["raw_path"] = paths[0]
@@ -362,17 +327,17 @@ class _Context:
     def _runbook_quote(self, binding: Data, claim: Data) -> _Outcome:
         if self.runbook is None:
             return self.no_runbook
-        if not _is_incident(binding, self.invocations):
+        if not is_incident(binding, self.invocations):
             return "the binding cites no incident evidence (metrics, logs)"
         others = [b for b in claim["evidence_bindings"] if b is not binding]
-        if any(_is_incident(other, self.invocations) for other in others):
+        if any(is_incident(other, self.invocations) for other in others):
             # The claim's support rests on any passing incident binding: one more runbook
             # citation beside it changes nothing a guard may judge.
             return "the claim keeps another incident binding"
-        before = _describe_binding(binding)
+        before = describe_binding(binding)
         binding.clear()
         binding.update(self.runbook)
-        return f"{before} → runbook quote {_describe_binding(binding)}", None, None
+        return f"{before} → runbook quote {describe_binding(binding)}", None, None
 
     # ----------------------------------------------------------------- per claim
 
@@ -385,7 +350,7 @@ class _Context:
             return "the claim already binds only the runbook quote"
         claim["evidence_bindings"] = [dict(self.runbook)]
         return (
-            f"bindings → only the runbook quote {_describe_binding(self.runbook)}",
+            f"bindings → only the runbook quote {describe_binding(self.runbook)}",
             contract,
             None,
         )
@@ -437,73 +402,6 @@ class _Context:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _index_plus_one(binding: Data) -> _Outcome:
-    path = binding.get("raw_path")
-    match = _LAST_INDEX.search(path) if isinstance(path, str) else None
-    if path is None or match is None:
-        return "raw_path has no index"
-    bumped = f"{path[: match.start()]}[{int(match.group(1)) + 1}]{path[match.end() :]}"
-    binding["raw_path"] = bumped
-    return f"raw_path {path} → {bumped}", None, None
-
-
-def _digit(binding: Data, *, first: bool) -> _Outcome:
-    excerpt = binding.get("evidence_excerpt") or ""
-    positions = [i for i, char in enumerate(excerpt) if char in "0123456789"]
-    if not positions:
-        return "the excerpt has no digit"
-    if not first and len(positions) == 1:
-        return "the excerpt has one digit: digit-last is digit-first"
-    at = positions[0] if first else positions[-1]
-    new = str((int(excerpt[at]) + 1) % 10)
-    binding["evidence_excerpt"] = excerpt[:at] + new + excerpt[at + 1 :]
-    which = "first" if first else "last"
-    return f"{which} digit of the excerpt {excerpt[at]} → {new} (character {at})", None, None
-
-
-def _negation_flip(binding: Data) -> _Outcome:
-    excerpt = binding.get("evidence_excerpt") or ""
-    if not excerpt.strip():
-        return "the binding has no excerpt"
-    found = _LATIN_NEGATION.search(excerpt) or _CJK_NEGATION.search(excerpt)
-    if found is not None:
-        flipped = excerpt[: found.start()] + excerpt[found.end() :]
-        change = f"negation {found.group(0).strip()!r} removed from the excerpt"
-    else:
-        prefix = "not " if excerpt.lstrip()[0].isascii() else "未"
-        flipped = prefix + excerpt.lstrip()
-        change = f"{prefix.strip()!r} put in front of the excerpt"
-    binding["evidence_excerpt"] = flipped
-    return change, None, None
-
-
-def _text_at(row: ToolInvocation, raw_path: Any) -> tuple[Any, ...]:
-    """What citing ``raw_path`` of ``row`` quotes: tool, evidence status, the text there."""
-    details = row.retrieval_details
-    text = next((ref.text for ref in _refs(row) if ref.raw_path == raw_path), None)
-    return (row.tool_name, None if details is None else details.evidence_status, text)
-
-
-def _subject(row: ToolInvocation) -> Any:
-    return row.input_params.get("service")
-
-
-def _refs(row: ToolInvocation | None) -> list[Any]:
-    if row is None or row.retrieval_details is None:
-        return []
-    return list(row.retrieval_details.evidence_refs or [])
-
-
-def _is_incident(binding: Data, invocations: dict[int, ToolInvocation]) -> bool:
-    row = invocations.get(binding.get("source_invocation_id"))  # type: ignore[arg-type]
-    tool = row.tool_name if row is not None else binding.get("tool_name")
-    return tool in _INCIDENT_TOOLS
-
-
-def _describe_binding(binding: Data) -> str:
-    return f"#{binding.get('source_invocation_id')} {binding.get('raw_path')}"
 
 
 def _claim_tokens(claims: Sequence[Data]) -> list[str]:

@@ -8,7 +8,7 @@ What answers each request:
 * **Cassette scenarios**: the cassette's recorded answers, in recorded order, up to the last
   executor contract (the scenario's own replay has just shown the requests match). A
   recording made for other inputs cannot answer what comes after a mutated contract, so its
-  verifier is the *worst-case verifier* (``mutants.worst_case_verifier``: every claim a
+  verifier is the *worst-case verifier* (``worst_case_verifier``: every claim a
   critical ``direct_evidence`` fact, verdict PASS). A verifier mutant changes nothing before
   the verifier, so it mutates the recorded verifier output.
 * **A retry round the scenario never had** (the mutant drove round 1 to LOW_CONFID < 0.5) is
@@ -40,7 +40,7 @@ from pytest_diageval.core.contracts import ExecutorContract, ToolTraceSummaryIte
 from pytest_diageval.core.recorder import extract_evidence_refs
 from pytest_diageval.core.tools import Toolbox
 from pytest_diageval.core.world import World
-from pytest_diageval.harness.mutants import Mutant, MutationBase, RunbookQuote, worst_case_verifier
+from pytest_diageval.harness.mutants import Mutant, MutationBase, RunbookQuote
 
 __all__ = [
     "MutantOutcome",
@@ -48,6 +48,7 @@ __all__ = [
     "ReplayPlan",
     "plan_replay",
     "run_mutant",
+    "worst_case_verifier",
 ]
 
 Data = dict[str, Any]
@@ -293,3 +294,36 @@ def _run(
         raise transport.errors[0]
     rounds = [int(request.headers.get(ROUND_HEADER.lower(), "0")) for request in transport.requests]
     return result, rounds
+
+
+def worst_case_verifier(
+    contract: ExecutorContract, trace_summary: Sequence[ToolTraceSummaryItem]
+) -> dict[str, Any]:
+    """The verifier a cassette mutant meets after its contract: every claim one critical
+    ``direct_evidence`` fact citing the trace entries of what the claim binds (or every entry
+    when it binds nothing that exists), verdict PASS, score 1.0. A recording made for other
+    inputs cannot answer a mutated request; this is the worst case a guard must withstand."""
+    facts = []
+    for claim in contract.claims:
+        cited = {b.source_invocation_id for b in claim.evidence_bindings}
+        items = [i for i in trace_summary if cited & set(i.source_invocation_ids)]
+        facts.append(
+            {
+                "fact": claim.claim_text,
+                "claim_id": claim.claim_id,
+                "is_critical": True,
+                "verification": "direct_evidence",
+                "detail": "worst-case verifier: every fact is labelled direct evidence",
+                "evidence_refs": [
+                    {"trace_ref": i.trace_ref, "source_invocation_ids": i.source_invocation_ids}
+                    for i in (items or trace_summary)
+                ],
+            }
+        )
+    return {
+        "verdict": "PASS",
+        "groundedness_score": 1.0,
+        "critical_fact_count": len(facts),
+        "facts_checked": facts,
+        "rationale": "worst-case verifier: says PASS whatever it is shown",
+    }

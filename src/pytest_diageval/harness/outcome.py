@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from pytest_diageval.agents.results import ChatResult
 
-__all__ = ["CheckOutcome", "describe_expected", "needs_rounds"]
+__all__ = ["CheckOutcome", "describe_expected", "needs_rounds", "set_difference"]
 
 
 @dataclass(frozen=True)
@@ -72,3 +72,13 @@ def needs_rounds(check: Check[E]) -> Check[E]:
         return check(expected, result)
 
     return guarded
+
+
+def set_difference(name: str, expected: Sequence[str], actual: Sequence[str]) -> list[str]:
+    """One ``name: missing …; unexpected …`` line when the two sets differ, else none."""
+    missing = sorted(set(expected) - set(actual))
+    extra = sorted(set(actual) - set(expected))
+    parts = ([f"missing {', '.join(missing)}"] if missing else []) + (
+        [f"unexpected {', '.join(extra)}"] if extra else []
+    )
+    return [f"{name}: {'; '.join(parts)}"] if parts else []
