@@ -132,14 +132,15 @@ def scaffold_scenario(cassette: Path, scenario_id: str | None = None) -> str:
 
 def _entry(interaction: dict[str, Any]) -> dict[str, Any]:
     from pytest_diageval.agents.script_content import content_problems
+    from pytest_diageval.agents.scripted import structured_answer_call
 
     request, response = interaction["request"], interaction["response"]
     stage = (request.get("headers", {}).get("x-diageval-stage") or ["executor"])[0]
     message = json.loads(response["body"]["string"])["choices"][0]["message"]
     body = json.loads(request.get("body") or "{}")
     calls = message.get("tool_calls") or []
-    forced = isinstance(body.get("tool_choice"), dict)
-    if calls and not forced:
+    structured = structured_answer_call(body, calls)
+    if calls and structured is None:
         return {
             "stage": stage,
             "tool_calls": [
@@ -147,10 +148,10 @@ def _entry(interaction: dict[str, Any]) -> dict[str, Any]:
                 for c in calls
             ],
         }
-    text = calls[0]["function"]["arguments"] if calls else (message.get("content") or "")
+    text = structured["function"]["arguments"] if structured else (message.get("content") or "")
     answer = _json_or(text)
     if not isinstance(answer, dict):
-        return {"stage": stage, "raw_arguments" if calls else "raw": text}
+        return {"stage": stage, "raw_arguments" if structured else "raw": text}
     entry: dict[str, Any] = {"stage": stage, "content": answer}
     if content_problems(stage, answer):  # the model's invalid answer, kept as it was
         entry["invalid"] = True

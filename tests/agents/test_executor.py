@@ -7,11 +7,14 @@ from typing import Any
 
 from pytest_diageval.agents.executor import (
     BUDGET_EXHAUSTED_NOTICE,
+    REPEATED_ERROR_NOTICE,
+    REPEATED_ERROR_STOP,
     ExecutorBudget,
     parse_contract,
     run_executor,
 )
 from pytest_diageval.agents.scripted import scripted_llm
+from pytest_diageval.core.contract_schema import SUBMIT_CONTRACT_FUNCTION
 from pytest_diageval.core.recorder import ToolInvocationRecorder
 from pytest_diageval.core.store import Store
 from pytest_diageval.core.tools import Toolbox
@@ -46,7 +49,11 @@ def execute(entries: list[dict[str, Any]], budget: ExecutorBudget) -> tuple[Any,
     return run, transport, store
 
 
-def test_budget_of_tool_calls_ends_the_loop_with_a_final_request_offering_no_tools() -> None:
+def offered_names(body: dict[str, Any]) -> list[str]:
+    return [tool["function"]["name"] for tool in body.get("tools", [])]
+
+
+def test_budget_of_tool_calls_ends_the_loop_with_a_request_forcing_the_contract() -> None:
     entries = [
         {"stage": "executor", "tool_calls": [LOGS, LOGS]},
         {"stage": "executor", "content": CONTRACT},
@@ -57,9 +64,93 @@ def test_budget_of_tool_calls_ends_the_loop_with_a_final_request_offering_no_too
     assert "budget of 1 exhausted" in (run.tool_calls[1].error or "")
     assert len(store.list_invocations("s")) == 1  # the refused call made no row
     final_request = transport.requests[-1].body
-    assert "tools" not in final_request
+    assert offered_names(final_request) == [SUBMIT_CONTRACT_FUNCTION]
+    assert final_request["tool_choice"] == {
+        "type": "function",
+        "function": {"name": SUBMIT_CONTRACT_FUNCTION},
+    }
     assert final_request["messages"][-1] == {"role": "user", "content": BUDGET_EXHAUSTED_NOTICE}
     assert run.parse_status.status == "valid"
+    assert run.stop_reason == "budget_exhausted"
+
+
+def test_every_turn_offers_the_evidence_tools_and_the_submit_function_and_requires_a_call() -> None:
+    entries = [
+        {"stage": "executor", "tool_calls": [LOGS]},
+        {"stage": "executor", "content": CONTRACT},
+    ]
+    run, transport, _ = execute(entries, ExecutorBudget())
+    for request in transport.requests:
+        assert request.body["tool_choice"] == "required"
+        assert offered_names(request.body) == [
+            "query_metrics",
+            "query_logs",
+            "lookup_knowledge",
+            "get_current_time",
+            SUBMIT_CONTRACT_FUNCTION,
+        ]
+    assert run.stop_reason == "submitted"  # the contract came back as a call, not as text
+    assert (run.turns, len(transport.requests)) == (2, 2)
+    assert json.loads(run.final_answer) == CONTRACT
+
+
+def test_the_submit_schema_grows_with_the_invocations_of_the_session() -> None:
+    entries = [
+        {"stage": "executor", "tool_calls": [LOGS]},
+        {"stage": "executor", "content": CONTRACT},
+    ]
+    _, transport, _ = execute(entries, ExecutorBudget())
+
+    def bindings(body: dict[str, Any]) -> dict[str, Any]:
+        submit = body["tools"][-1]["function"]["parameters"]
+        return submit["properties"]["claims"]["items"]["properties"]["evidence_bindings"]
+
+    assert bindings(transport.requests[0].body)["maxItems"] == 0  # nothing to cite yet
+    only = bindings(transport.requests[1].body)["items"]
+    assert only["properties"]["source_invocation_id"] == {"type": "integer", "const": 1}
+    assert only["properties"]["tool_name"] == {"type": "string", "const": "query_logs"}
+    assert only["properties"]["raw_path"] == {"type": "string", "enum": ["$.logs"]}
+
+
+def test_a_verbatim_repeat_of_a_refused_call_is_answered_then_cut_off() -> None:
+    bad = {"name": "query_logs", "arguments": {"limit": 2000000000000000}}
+    entries = [
+        {"stage": "executor", "tool_calls": [bad]},
+        {"stage": "executor", "tool_calls": [bad]},
+        {"stage": "executor", "content": CONTRACT},
+    ]
+    run, transport, store = execute(entries, ExecutorBudget())
+    assert run.stop_reason == "repeated_argument_error"
+    assert "less than or equal to 200" in (run.tool_calls[0].error or "")
+    assert (run.tool_calls[1].error or "").startswith(REPEATED_ERROR_STOP)
+    repeat_reply = transport.requests[2].body["messages"][-2]["content"]
+    assert REPEATED_ERROR_STOP in repeat_reply
+    assert "不要重复" in repeat_reply
+    assert transport.requests[2].body["messages"][-1]["content"] == REPEATED_ERROR_NOTICE
+    assert offered_names(transport.requests[2].body) == [SUBMIT_CONTRACT_FUNCTION]
+    assert (run.turns, len(transport.requests)) == (3, 3)
+    # The refused call is audited as a failed row; its repeat never reached the tool.
+    assert [(row.id, row.success) for row in store.list_invocations("s")] == [(1, False)]
+
+
+def test_a_corrected_call_after_an_argument_error_is_no_repeat() -> None:
+    bad = {"name": "query_logs", "arguments": {"limit": 0, "service": "order-service"}}
+    fixed = {"name": "query_logs", "arguments": {"limit": 5, "service": "order-service"}}
+    entries = [
+        {"stage": "executor", "tool_calls": [bad]},
+        {"stage": "executor", "tool_calls": [fixed]},
+        {"stage": "executor", "content": CONTRACT},
+    ]
+    run, _, store = execute(entries, ExecutorBudget())
+    assert run.stop_reason == "submitted"
+    assert [call.invocation_id for call in run.tool_calls] == [None, 2]
+    assert [row.success for row in store.list_invocations("s")] == [False, True]
+
+
+def test_a_text_answer_instead_of_the_submit_call_is_parsed_as_the_contract() -> None:
+    entries = [{"stage": "executor", "raw": json.dumps(CONTRACT, ensure_ascii=False)}]
+    run, _, _ = execute(entries, ExecutorBudget())
+    assert (run.stop_reason, run.parse_status.status, run.turns) == ("message", "valid", 1)
 
 
 def test_budget_of_turns_ends_a_model_that_never_stops_calling_tools() -> None:
@@ -106,7 +197,8 @@ def test_arguments_that_are_not_json_are_an_error_for_the_model_not_a_crash() ->
     call = SimpleNamespace(
         id="call_1", function=SimpleNamespace(name="query_logs", arguments='{"service": ')
     )
-    record, reply = _run_tool_call(recorder, call, 1, 0, ExecutorBudget())
+    record, reply, refused = _run_tool_call(recorder, call, 1, 0, ExecutorBudget())
+    assert refused
     assert record.invocation_id is None
     assert "arguments of query_logs are not a JSON object" in (record.error or "")
     assert '"success":false' in reply

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from pytest_diageval.agents.llm import instructor_model
+from pytest_diageval.agents.llm import STAGE_MAX_TOKENS, instructor_model
 from pytest_diageval.agents.scripted import ScriptedTransport, scripted_llm
 
 QUERY = [
@@ -49,6 +49,7 @@ def _through_plain_instructor() -> ScriptedTransport:
             max_retries=1,
             model=llm.config.model,
             temperature=0.0,
+            max_tokens=STAGE_MAX_TOKENS["planner"],
             extra_headers={"X-Diageval-Stage": "planner", "X-Diageval-Round": "1"},
         )
     assert answer.model_dump() == GOOD

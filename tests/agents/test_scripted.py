@@ -9,7 +9,7 @@ import pytest
 from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
 from pydantic import BaseModel
 
-from pytest_diageval.agents.llm import LLMConfig, make_openai_client
+from pytest_diageval.agents.llm import STAGE_MAX_TOKENS, LLMConfig, make_openai_client
 from pytest_diageval.agents.scripted import (
     SCRIPTED_BASE_URL,
     ScriptedTransport,
@@ -236,7 +236,12 @@ def test_every_request_is_recorded_as_it_arrived() -> None:
     assert (first.method, first.path) == ("POST", "/v1/chat/completions")
     assert (first.stage, first.headers["x-diageval-round"]) == ("executor", "1")
     assert (second.stage, second.headers["x-diageval-round"]) == ("verifier", "2")
-    assert first.body == {"messages": USER, "model": "scripted-model", "temperature": 0.0}
+    assert first.body == {
+        "messages": USER,
+        "model": "scripted-model",
+        "max_tokens": STAGE_MAX_TOKENS["executor"],
+        "temperature": 0.0,
+    }
     assert json.loads(first.content) == first.body
 
 
@@ -255,13 +260,32 @@ def test_raw_arguments_call_the_forced_function_with_exactly_that_text() -> None
     transport.assert_exhausted()
 
 
+def test_content_and_raw_arguments_call_submit_evidence_contract_when_it_is_offered() -> None:
+    submit = {**QUERY_LOGS_TOOL, "function": {**QUERY_LOGS_TOOL["function"]}}
+    submit["function"]["name"] = "submit_evidence_contract"
+    llm, _ = scripted_llm(
+        [
+            {"stage": "executor", "content": {"a": 1}, "invalid": True},
+            {"stage": "executor", "raw_arguments": "{"},
+            {"stage": "executor", "content": {"a": 1}, "invalid": True},
+        ]
+    )
+    offered = [QUERY_LOGS_TOOL, submit]
+    first = llm.chat(USER, stage="executor", round=1, tools=offered, tool_choice="required")
+    second = llm.chat(USER, stage="executor", round=1, tools=offered, tool_choice="required")
+    third = llm.chat(USER, stage="executor", round=1, tools=[QUERY_LOGS_TOOL])
+    assert _function_calls(first) == [("call_forced_1", "submit_evidence_contract", '{"a":1}')]
+    assert _function_calls(second) == [("call_forced_2", "submit_evidence_contract", "{")]
+    assert third.choices[0].message.content == '{"a":1}'  # not offered: message content
+
+
 def test_raw_arguments_without_a_forced_function_name_the_entry_and_stage() -> None:
     llm, transport = scripted_llm([{"stage": "executor", "raw_arguments": "{"}])
     with pytest.raises(ScriptError) as excinfo:
         llm.chat(USER, stage="executor", round=1, tools=[QUERY_LOGS_TOOL])
     assert str(excinfo.value) == (
         "scripted model: entry 1 (1-based) has raw_arguments, but the request from stage "
-        "'executor' forces no function to call"
+        "'executor' forces no function to call (nor offers submit_evidence_contract)"
     )
     with pytest.raises(ScriptError, match="forces no function"):
         transport.assert_exhausted()

@@ -185,7 +185,7 @@ def test_cassette_answers_become_script_entries_in_recorded_order(recorded_casse
     assert entries[0].raw_arguments is not None  # the planner's forced function call
     assert entries[1].tool_calls is not None
     assert [c.name for c in entries[1].tool_calls] == ["query_metrics", "query_logs"]
-    assert entries[2].raw is not None  # the contract is message text
+    assert entries[2].raw_arguments is not None  # the submit_evidence_contract call
     assert entries[3].raw_arguments is not None
 
 

@@ -38,6 +38,7 @@ from pytest_diageval.core.recorder import ToolInvocationRecorder
 from pytest_diageval.core.routing import build_retry_context, decide_route
 from pytest_diageval.core.rule_evaluation import EvaluationService
 from pytest_diageval.core.store import Store
+from pytest_diageval.core.tool_arguments import constrained_tool_definitions
 from pytest_diageval.core.tools import Toolbox
 from pytest_diageval.core.trace_summary import ToolTraceSummaryService
 from pytest_diageval.core.verdict import VerdictDecision, derive_verdict, fallback_decision
@@ -57,6 +58,7 @@ class _Session:
     now: str
     llm: LLM
     recorder: ToolInvocationRecorder
+    tools: list[dict[str, Any]]
 
 
 class ChatService:
@@ -79,7 +81,8 @@ class ChatService:
         now = world.now.isoformat()
         self.store.create_session(session_id, query, now)
         recorder = ToolInvocationRecorder(self.store, Toolbox(world), session_id)
-        session = _Session(session_id, query, now, llm, recorder)
+        tools = constrained_tool_definitions(world, query)
+        session = _Session(session_id, query, now, llm, recorder, tools)
         rounds: list[RoundResult] = []
         try:
             self._run_rounds(session, rounds)
@@ -121,6 +124,7 @@ class ChatService:
             plan=planner.plan,
             retry_context=retry_context,
             budget=self.budget,
+            tools=session.tools,
         )
         self._persist_executor(session, round_number, executor)
         gatekeeper = self._gatekeep(session, executor)
@@ -166,6 +170,7 @@ class ChatService:
             tool_calls=executor.tool_calls,
             executor_turns=executor.turns,
             executor_budget_exhausted=executor.budget_exhausted,
+            executor_stop_reason=executor.stop_reason,
             gatekeeper=gatekeeper,
             tool_trace_summary=summary,
             verifier_output=verifier.output,
@@ -209,6 +214,7 @@ class ChatService:
             "tool_calls": [call.model_dump() for call in run.tool_calls],
             "turns": run.turns,
             "budget_exhausted": run.budget_exhausted,
+            "stop_reason": run.stop_reason,
         }
         self._persist_step(session, round_number, "executor", {"query": session.query}, output)
 

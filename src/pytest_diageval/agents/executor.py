@@ -1,26 +1,42 @@
-"""The Executor: a native function-calling loop that collects evidence and returns the contract.
+"""The Executor: a function-calling loop that collects evidence and submits the contract.
 
-Every evidence call goes through the :class:`ToolInvocationRecorder`, and its result goes back
-to the model wrapped as data (``<tool_output …>``) naming the ``source_invocation_id`` and the
-``evidence_refs`` it may cite. The first assistant message without tool calls is the final
-answer: the evidence-attribution contract. It is parsed once and never re-asked; a parse
-failure is recorded and the flow goes on (the verifier falls back to the raw text).
+Every turn offers the evidence tools (narrowed to the session's world,
+:func:`~pytest_diageval.core.tool_arguments.constrained_tool_definitions`) and the function
+``submit_evidence_contract``, whose parameters are the contract's schema generated from the
+invocations made so far (:mod:`pytest_diageval.core.contract_schema`), with
+``tool_choice: "required"``: the model either gathers more evidence or submits. Every evidence
+call goes through the :class:`ToolInvocationRecorder`, and its result goes back to the model
+wrapped as data (``<tool_output …>``) naming the ``source_invocation_id`` and the
+``evidence_refs`` it may cite.
 
-A budget (tool calls and turns) bounds the loop; when it runs out, one final request that
-offers no tools asks for the contract.
+How the loop stops (``ExecutorRun.stop_reason``, persisted with the executor's step):
+
+* ``submitted``: the model called ``submit_evidence_contract``; its arguments are the contract;
+* ``message``: the model answered text instead (a host that ignores ``tool_choice``); the text
+  is parsed as the contract, as before the function existed;
+* ``budget_exhausted``: the tool-call or turn budget ran out;
+* ``repeated_argument_error``: the model repeated, verbatim, a call whose arguments a tool had
+  already refused; the repeat is answered with the error and an instruction, and the loop stops
+  instead of spending the budget on it.
+
+The last two end with one request that forces ``submit_evidence_contract`` (and offers nothing
+else). The contract is parsed once and never re-asked (the executor's re-ask count is 0): a
+parse failure is recorded and the flow goes on (the verifier falls back to the raw text).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
 from pytest_diageval.agents.llm import LLM, assistant_message
 from pytest_diageval.agents.prompts import load_prompt, wrap_data
 from pytest_diageval.agents.results import ToolCallSummary
+from pytest_diageval.core.contract_schema import SUBMIT_CONTRACT_FUNCTION, submit_contract_tool
 from pytest_diageval.core.contracts import ExecutorContract, ParseStatus, Plan, RetryContext
 from pytest_diageval.core.recorder import (
     EVIDENCE_LIST_KEYS,
@@ -32,16 +48,33 @@ from pytest_diageval.core.tools import TOOL_DEFINITIONS, ToolArgumentError, Unkn
 
 __all__ = [
     "BUDGET_EXHAUSTED_NOTICE",
+    "REPEATED_ERROR_NOTICE",
+    "REPEATED_ERROR_STOP",
     "ExecutorBudget",
     "ExecutorRun",
+    "StopReason",
     "parse_contract",
     "run_executor",
 ]
 
 BUDGET_EXHAUSTED_NOTICE = (
-    "取证预算已用完，不能再调用工具。请只根据以上 <tool_output> 中的证据，"
-    "直接输出最终的证据归因契约 JSON 对象。"
+    "取证预算已用完，不能再调用取证工具。请只根据以上 <tool_output> 中的证据，"
+    f"调用 {SUBMIT_CONTRACT_FUNCTION} 提交最终的证据归因契约。"
 )
+REPEATED_ERROR_NOTICE = (
+    "上一个工具调用与之前已失败的调用完全相同，取证已停止。请只根据以上 <tool_output> 中的证据，"
+    f"调用 {SUBMIT_CONTRACT_FUNCTION} 提交最终的证据归因契约。"
+)
+REPEATED_ERROR_STOP = "executor.repeated_argument_error"
+"""The audited name of the stop; the tool reply of the repeated call starts with it."""
+_REPEAT_INSTRUCTION = (
+    "这与之前一次失败的调用完全相同（工具名与参数一字不差）。不要重复：改正参数"
+    f"（按工具的参数说明），或调用 {SUBMIT_CONTRACT_FUNCTION} 提交契约。"
+)
+
+StopReason = Literal["submitted", "message", "budget_exhausted", "repeated_argument_error"]
+_REQUIRED = "required"
+_FORCE_SUBMIT = {"type": "function", "function": {"name": SUBMIT_CONTRACT_FUNCTION}}
 
 
 @dataclass(frozen=True)
@@ -59,7 +92,11 @@ class ExecutorRun:
     parse_status: ParseStatus
     tool_calls: list[ToolCallSummary] = field(default_factory=list)
     turns: int = 0
-    budget_exhausted: bool = False
+    stop_reason: StopReason = "submitted"
+
+    @property
+    def budget_exhausted(self) -> bool:
+        return self.stop_reason == "budget_exhausted"
 
 
 def executor_messages(
@@ -85,25 +122,46 @@ def run_executor(
     plan: Plan | None = None,
     retry_context: RetryContext | None = None,
     budget: ExecutorBudget = ExecutorBudget(),
+    tools: Sequence[Mapping[str, Any]] = TOOL_DEFINITIONS,
 ) -> ExecutorRun:
+    """One executor loop; ``tools`` are the evidence tools offered (the session's, narrowed)."""
     messages = executor_messages(query, plan, retry_context)
-    calls: list[ToolCallSummary] = []
+    loop = _Loop(recorder, round, budget)
+    stop: StopReason = "budget_exhausted"
+    turn = 0
     for turn in range(1, budget.max_turns + 1):
-        if len(calls) >= budget.max_tool_calls:
+        if len(loop.calls) >= budget.max_tool_calls:
             break
-        completion = llm.chat(messages, stage="executor", round=round, tools=TOOL_DEFINITIONS)
+        offered = [*tools, submit_contract_tool(recorder.invocations())]
+        completion = llm.chat(
+            messages, stage="executor", round=round, tools=offered, tool_choice=_REQUIRED
+        )
         message = completion.choices[0].message
+        submitted = _submitted_arguments(message)
+        if submitted is not None:
+            return _finish(submitted, loop.calls, turns=turn, stop="submitted")
         if not message.tool_calls:
-            return _finish(message.content or "", calls, turns=turn, exhausted=False)
+            return _finish(message.content or "", loop.calls, turns=turn, stop="message")
         messages.append(assistant_message(message))
-        for tool_call in message.tool_calls:
-            record, reply = _run_tool_call(recorder, tool_call, round, len(calls), budget)
-            calls.append(record)
-            messages.append({"role": "tool", "tool_call_id": tool_call.id, "content": reply})
-    messages.append({"role": "user", "content": BUDGET_EXHAUSTED_NOTICE})
-    completion = llm.chat(messages, stage="executor", round=round)
-    final = completion.choices[0].message.content or ""
-    return _finish(final, calls, turns=budget.max_turns + 1, exhausted=True)
+        messages.extend(loop.answer(tool_call) for tool_call in message.tool_calls)
+        if loop.repeated:
+            stop = "repeated_argument_error"
+            break
+    else:
+        turn = budget.max_turns
+    notice = REPEATED_ERROR_NOTICE if stop == "repeated_argument_error" else BUDGET_EXHAUSTED_NOTICE
+    messages.append({"role": "user", "content": notice})
+    completion = llm.chat(
+        messages,
+        stage="executor",
+        round=round,
+        tools=[submit_contract_tool(recorder.invocations())],
+        tool_choice=_FORCE_SUBMIT,
+    )
+    message = completion.choices[0].message
+    final = _submitted_arguments(message)
+    text = final if final is not None else message.content or ""
+    return _finish(text, loop.calls, turns=turn + 1, stop=stop)
 
 
 def parse_contract(text: str) -> tuple[ExecutorContract | None, ParseStatus]:
@@ -121,7 +179,9 @@ def parse_contract(text: str) -> tuple[ExecutorContract | None, ParseStatus]:
 # --------------------------------------------------------------------------- internals
 
 
-def _finish(text: str, calls: list[ToolCallSummary], *, turns: int, exhausted: bool) -> ExecutorRun:
+def _finish(
+    text: str, calls: list[ToolCallSummary], *, turns: int, stop: StopReason
+) -> ExecutorRun:
     contract, status = parse_contract(text)
     return ExecutorRun(
         final_answer=text,
@@ -129,8 +189,54 @@ def _finish(text: str, calls: list[ToolCallSummary], *, turns: int, exhausted: b
         parse_status=status,
         tool_calls=calls,
         turns=turns,
-        budget_exhausted=exhausted,
+        stop_reason=stop,
     )
+
+
+def _submitted_arguments(message: Any) -> str | None:
+    """The arguments text of the message's ``submit_evidence_contract`` call, if it made one.
+
+    Other calls in the same message are not run: submitting ends the evidence gathering.
+    """
+    for call in message.tool_calls or []:
+        function = getattr(call, "function", None)
+        if function is not None and function.name == SUBMIT_CONTRACT_FUNCTION:
+            return str(function.arguments or "")
+    return None
+
+
+class _Loop:
+    """The tool calls of one executor loop: runs them and notices a verbatim repeat."""
+
+    def __init__(self, recorder: ToolInvocationRecorder, round: int, budget: ExecutorBudget):
+        self.recorder = recorder
+        self.round = round
+        self.budget = budget
+        self.calls: list[ToolCallSummary] = []
+        self.repeated = False
+        self._refused: set[str] = set()
+
+    def answer(self, tool_call: Any) -> dict[str, Any]:
+        """Run one call (or refuse it) and return the ``role: tool`` message answering it."""
+        name = tool_call.function.name
+        raw_arguments = tool_call.function.arguments or "{}"
+        signature = f"{name}\n{raw_arguments.strip()}"
+        if signature in self._refused:
+            self.repeated = True
+            record, reply = _refused_again(tool_call.id, name, raw_arguments)
+        else:
+            record, reply, refused = _run_tool_call(
+                self.recorder, tool_call, self.round, len(self.calls), self.budget
+            )
+            if refused:
+                self._refused.add(signature)
+        self.calls.append(record)
+        return {"role": "tool", "tool_call_id": tool_call.id, "content": reply}
+
+
+def _refused_again(call_id: str, name: str, raw_arguments: str) -> tuple[ToolCallSummary, str]:
+    error = f"{REPEATED_ERROR_STOP}: {_REPEAT_INSTRUCTION}"
+    return _error_reply(call_id, name, raw_arguments, error)
 
 
 def _run_tool_call(
@@ -139,7 +245,8 @@ def _run_tool_call(
     round: int,
     calls_so_far: int,
     budget: ExecutorBudget,
-) -> tuple[ToolCallSummary, str]:
+) -> tuple[ToolCallSummary, str, bool]:
+    """Run one call: its summary, the reply text, and whether its arguments were refused."""
     name = tool_call.function.name
     raw_arguments = tool_call.function.arguments or "{}"
     try:
@@ -148,14 +255,14 @@ def _run_tool_call(
             raise ValueError("arguments must be a JSON object")
     except ValueError as exc:
         error = f"arguments of {name} are not a JSON object: {exc}"
-        return _error_reply(tool_call.id, name, raw_arguments, error)
+        return (*_error_reply(tool_call.id, name, raw_arguments, error), True)
     if calls_so_far >= budget.max_tool_calls:
         error = f"tool-call budget of {budget.max_tool_calls} exhausted; {name} was not run"
-        return _error_reply(tool_call.id, name, arguments, error)
+        return (*_error_reply(tool_call.id, name, arguments, error), False)
     try:
         recorded = recorder.call(name, arguments, round=round)
     except (UnknownToolError, ToolArgumentError) as exc:
-        return _error_reply(tool_call.id, name, arguments, str(exc))
+        return (*_error_reply(tool_call.id, name, arguments, str(exc)), True)
     record = ToolCallSummary(
         call_id=tool_call.id,
         name=name,
@@ -163,7 +270,7 @@ def _run_tool_call(
         invocation_id=recorded.invocation_id,
         error=recorded.error_message,
     )
-    return record, _tool_reply(recorded)
+    return record, _tool_reply(recorded), False
 
 
 def _tool_reply(recorded: RecordedCall) -> str:

@@ -66,6 +66,7 @@ __all__ = [
     "ROUND_HEADER",
     "STAGES",
     "STAGE_HEADER",
+    "STAGE_MAX_TOKENS",
     "LLMConfig",
     "LLMUnavailable",
     "Stage",
@@ -79,6 +80,11 @@ __all__ = [
 
 Stage = Literal["planner", "executor", "verifier"]
 STAGES: tuple[Stage, ...] = get_args(Stage)
+
+STAGE_MAX_TOKENS: dict[Stage, int] = {"planner": 512, "executor": 1024, "verifier": 1024}
+"""``max_tokens`` of every request, per stage: a model that runs away (a 270M model repeating
+``"<step64>"``) is cut by the server instead of generating until its context is full. The
+executor's bound covers its largest answer, the contract."""
 
 STAGE_HEADER = "X-Diageval-Stage"
 ROUND_HEADER = "X-Diageval-Round"
@@ -230,6 +236,7 @@ class LLM:
                 model=self.config.model,
                 messages=_message_params(messages),
                 temperature=self.config.temperature,
+                max_tokens=STAGE_MAX_TOKENS[stage],
                 tools=_tools_param(tools),
                 tool_choice=_tool_choice_param(tool_choice),
                 extra_headers=headers,
@@ -266,6 +273,7 @@ class LLM:
                 hooks=hooks,
                 model=self.config.model,
                 temperature=self.config.temperature,
+                max_tokens=STAGE_MAX_TOKENS[stage],
                 extra_headers=headers,
             )
         except (InstructorRetryException, IncompleteOutputException) as exc:

@@ -57,6 +57,7 @@ class RoundResult(_Result):
     tool_calls: list[ToolCallSummary] = Field(default_factory=list)
     executor_turns: int = 0
     executor_budget_exhausted: bool = False
+    executor_stop_reason: str = "submitted"
     gatekeeper: GatekeeperResult
     tool_trace_summary: list[ToolTraceSummaryItem]
     verifier_output: VerifierOutput | None

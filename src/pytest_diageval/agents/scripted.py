@@ -5,8 +5,10 @@ scenarios run exactly the client code path of a live run. A script is a list of 
 per expected request, served in order:
 
 * ``{stage, content: {...}}`` answers in the form the request asks for: as the arguments of
-  the forced function when the request forces one (instructor's TOOLS mode), otherwise as the
-  message content (``stable_json``), which also serves ``response_format`` requests;
+  the forced function when the request forces one (instructor's TOOLS mode), as a call of
+  ``submit_evidence_contract`` when the request offers that function (the executor's contract),
+  otherwise as the message content (``stable_json``), which also serves ``response_format``
+  requests;
 * ``{stage, tool_calls: [{name, arguments}, ...]}`` answers with an assistant message calling
   those tools. Ids are ``call_1``, ``call_2``, … numbered over the whole script in order, so a
   script author can predict them; a forced function call made for a ``content`` entry gets
@@ -15,9 +17,11 @@ per expected request, served in order:
   its stage (the loader checks every other ``content`` against the stage's model, see
   :mod:`pytest_diageval.agents.script_content`);
 * ``{stage, raw: "<text>"}`` answers with exactly that text as content (malformed output);
-* ``{stage, raw_arguments: "<text>"}`` (an extension) calls the function the request forces,
-  with exactly that text as its ``arguments`` string: the malformed function call a real model
-  sends, which ``raw`` cannot express because it answers with message content.
+* ``{stage, raw_arguments: "<text>"}`` (an extension) calls the function the request forces
+  (or ``submit_evidence_contract`` when offered), with exactly that text as its ``arguments``
+  string: the malformed function call a real model sends, which ``raw`` cannot express because
+  it answers with message content. ``raw`` on the executor's last entry is a host that answered
+  text instead of calling ``submit_evidence_contract``.
 
 The entry's ``stage`` must equal the request's ``X-Diageval-Stage`` header. A mismatch, a
 request after the last entry, and (through :meth:`ScriptedTransport.assert_exhausted`) entries
@@ -36,6 +40,7 @@ import openai
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
 
 from pytest_diageval.agents.llm import LLM, STAGE_HEADER, LLMConfig, Stage
+from pytest_diageval.core.contract_schema import SUBMIT_CONTRACT_FUNCTION
 from pytest_diageval.core.store import stable_json
 
 __all__ = [
@@ -49,6 +54,7 @@ __all__ = [
     "estimated_tokens",
     "parse_script",
     "scripted_llm",
+    "structured_answer_call",
 ]
 
 SCRIPTED_BASE_URL = "http://scripted.invalid/v1"
@@ -238,12 +244,13 @@ class ScriptedTransport(httpx2.BaseTransport):
 
     def _answer(self, index: int, body: Mapping[str, Any]) -> dict[str, Any]:
         entry = self.entries[index]
-        forced = _forced_function(body)
+        forced = _answering_function(body)
         if entry.raw_arguments is not None:
             if forced is None:
                 raise ScriptError(
                     f"scripted model: entry {index + 1} (1-based) has raw_arguments, but the "
-                    f"request from stage {entry.stage!r} forces no function to call"
+                    f"request from stage {entry.stage!r} forces no function to call (nor"
+                    f" offers {SUBMIT_CONTRACT_FUNCTION})"
                 )
             call = _tool_call(f"call_forced_{index + 1}", forced, entry.raw_arguments)
             message = {"role": "assistant", "content": None, "tool_calls": [call]}
@@ -309,6 +316,33 @@ def _record(request: httpx2.Request) -> RecordedRequest:
         content=content,
         body=body,
     )
+
+
+def structured_answer_call(
+    body: Mapping[str, Any], calls: Sequence[Mapping[str, Any]]
+) -> Mapping[str, Any] | None:
+    """The recorded call that carries a structured answer (a script ``content``), if any.
+
+    That is the call of the function the request forced, or a ``submit_evidence_contract``
+    call; other calls are evidence tool calls (a script ``tool_calls`` entry).
+    """
+    if not calls:
+        return None
+    if _forced_function(body) is not None:
+        return calls[0]
+    return next(
+        (call for call in calls if call["function"]["name"] == SUBMIT_CONTRACT_FUNCTION), None
+    )
+
+
+def _answering_function(body: Mapping[str, Any]) -> str | None:
+    """The function a structured answer calls: the forced one, else the offered submit."""
+    forced = _forced_function(body)
+    if forced is not None:
+        return forced
+    tools = body.get("tools") or []
+    offered = [tool.get("function", {}).get("name") for tool in tools if isinstance(tool, dict)]
+    return SUBMIT_CONTRACT_FUNCTION if SUBMIT_CONTRACT_FUNCTION in offered else None
 
 
 def _forced_function(body: Mapping[str, Any]) -> str | None:

@@ -38,6 +38,7 @@ from pytest_diageval.core.contracts import (
     EvidenceRef,
     EvidenceStatus,
     RetrievalDetails,
+    ToolInvocation,
 )
 from pytest_diageval.core.store import Store, stable_json
 from pytest_diageval.core.tools import ToolArgumentError, ToolFailure, ToolTimeout
@@ -291,6 +292,10 @@ class ToolInvocationRecorder:
         self._session_id = session_id
         self._preview_chars = preview_chars
         self._clock = clock
+
+    def invocations(self) -> list[ToolInvocation]:
+        """Every evidence call of this session so far, as stored (all rounds)."""
+        return self._store.list_invocations(self._session_id)
 
     def call(self, tool_name: str, arguments: Mapping[str, Any], *, round: int) -> RecordedCall:
         """Run ``tool_name``; write a row if it is an evidence tool (see the module policy)."""

@@ -9,15 +9,16 @@ filter", a keywords string is split on commas, ``warning`` is the ``WARN`` level
 
 from __future__ import annotations
 
+import copy
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from pytest_diageval.core.tool_search import normalise_query
-from pytest_diageval.core.world import LogLevel, normalise_log_level
+from pytest_diageval.core.world import LogLevel, World, normalise_log_level
 
 __all__ = [
     "TOOL_ARGUMENT_MODELS",
@@ -29,7 +30,9 @@ __all__ = [
     "QueryMetricsArgs",
     "ToolArgs",
     "ToolArgumentError",
+    "constrained_tool_definitions",
     "parse_tool_arguments",
+    "services_named_in",
 ]
 
 
@@ -184,6 +187,48 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
     _tool_definition(name, model) for name, model in TOOL_ARGUMENT_MODELS.items()
 ]
 """The OpenAI function-calling ``tools`` list, in ``TOOL_NAMES`` order. Treat as read-only."""
+
+
+_SERVICE_TOOLS = ("query_metrics", "query_logs")
+_SERVICE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.]*(?:-[A-Za-z0-9_.]+)*-service\b")
+
+
+def services_named_in(text: str) -> list[str]:
+    """The ``…-service`` names a user's question mentions, in order of appearance."""
+    return list(dict.fromkeys(_SERVICE_NAME.findall(text)))
+
+
+def constrained_tool_definitions(world: World, query: str) -> list[dict[str, Any]]:
+    """``TOOL_DEFINITIONS`` narrowed to one session, for servers that constrain decoding.
+
+    ``service`` is required on ``query_metrics`` and ``query_logs`` and an ``enum`` of the
+    services the world has plus those the question names (a question about a service the
+    world lacks must still be searchable: its no-hit is the evidence); ``alert_name`` is an
+    ``enum`` of the world's alert names. Bounds (``limit``, ``top_k``) are the models' own
+    ``minimum``/``maximum``. The tools themselves still validate every call as before: this
+    only narrows what a schema-following model can generate.
+    """
+    services = _sorted_unique(
+        [*(a.service for a in world.alerts), *(log.service for log in world.logs)]
+    )
+    services += [name for name in services_named_in(query) if name not in services]
+    alert_names = _sorted_unique(alert.alert_name for alert in world.alerts)
+    definitions = copy.deepcopy(TOOL_DEFINITIONS)
+    for definition in definitions:
+        function = definition["function"]
+        if function["name"] not in _SERVICE_TOOLS:
+            continue
+        parameters = function["parameters"]
+        if services:
+            parameters["properties"]["service"]["enum"] = services
+            parameters["required"] = ["service", *parameters["required"]]
+        if "alert_name" in parameters["properties"] and alert_names:
+            parameters["properties"]["alert_name"]["enum"] = alert_names
+    return definitions
+
+
+def _sorted_unique(values: Iterable[str | None]) -> list[str]:
+    return sorted({value for value in values if value})
 
 
 def _argument_error(tool: str, error: ValidationError) -> ToolArgumentError:

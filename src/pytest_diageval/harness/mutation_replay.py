@@ -35,7 +35,12 @@ from pytest_diageval.agents.chat_service import ChatService
 from pytest_diageval.agents.executor import ExecutorBudget
 from pytest_diageval.agents.llm import ROUND_HEADER, STAGE_HEADER
 from pytest_diageval.agents.results import ChatResult
-from pytest_diageval.agents.scripted import ScriptEntry, ScriptError, scripted_llm
+from pytest_diageval.agents.scripted import (
+    ScriptEntry,
+    ScriptError,
+    scripted_llm,
+    structured_answer_call,
+)
 from pytest_diageval.core.contracts import ExecutorContract, ToolTraceSummaryItem
 from pytest_diageval.core.recorder import extract_evidence_refs
 from pytest_diageval.core.tools import Toolbox
@@ -158,8 +163,9 @@ def _recorded_entry(interaction: Data) -> ScriptEntry:
     body = yaml.safe_load(request["body"]) if isinstance(request["body"], str) else {}
     message = yaml.safe_load(response["body"]["string"])["choices"][0]["message"]
     calls = message.get("tool_calls") or []
-    if calls and isinstance(body.get("tool_choice"), dict):  # a forced function: structured
-        return ScriptEntry(stage=stage, raw_arguments=calls[0]["function"]["arguments"])
+    structured = structured_answer_call(body, calls)
+    if structured is not None:
+        return ScriptEntry(stage=stage, raw_arguments=structured["function"]["arguments"])
     if calls:
         return ScriptEntry(
             stage=stage,

@@ -1,0 +1,160 @@
+"""The executor's final contract as a function: ``submit_evidence_contract`` and its schema.
+
+The executor ends by calling ``submit_evidence_contract``; its parameters are the
+evidence-attribution contract's JSON Schema, generated per session from the invocations that
+really happened (the store's rows, the gatekeeper's own source of truth). A server that
+constrains decoding with the schema (llama.cpp's grammar, OpenAI's strict mode) then cannot
+produce a citation of an invocation that never happened:
+
+* each ``evidence_binding`` is ``anyOf`` one alternative per citable invocation, each fixing
+  ``tool_name`` and ``source_invocation_id`` (``const``) and offering only that invocation's
+  raw paths (``enum``), so tool, id and path cannot be mixed across invocations;
+* a citable invocation is a completed evidence call with ``evidence_refs`` (its raw paths) or
+  a completed search that found nothing (its collection path, ``$.logs`` / ``$.alerts``,
+  :data:`~.gatekeeper_rules.NO_HIT_RAW_PATHS`); failed, deduped and helper calls offer none;
+* before any citable invocation, bindings are empty arrays.
+
+The excerpt stays free text: it is where the gatekeeper judges a model's quote. Nothing here
+replaces a check: hosted models may ignore a schema, and the gatekeeper checks every binding
+as before. List sizes are smaller than the parser's caps (``CONTRACT_LIST_CAPS``): a small
+model under a grammar must not be invited to write ten claims. Every object lists all its
+properties as required and forbids others (what strict mode asks for); no string length is
+bounded here because a grammar expands a length bound into that many rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, get_args
+
+from pytest_diageval.core.contracts import ClaimType, SupportLevel, ToolInvocation
+from pytest_diageval.core.gatekeeper_rules import NO_HIT_RAW_PATHS
+
+__all__ = [
+    "ANSWER_VERSION",
+    "SCHEMA_LIST_CAPS",
+    "SUBMIT_CONTRACT_FUNCTION",
+    "binding_alternatives",
+    "citable_paths",
+    "contract_parameters",
+    "submit_contract_tool",
+]
+
+SUBMIT_CONTRACT_FUNCTION = "submit_evidence_contract"
+ANSWER_VERSION = "2"
+SCHEMA_LIST_CAPS: dict[str, int] = {
+    "claims": 4,
+    "evidence_bindings": 6,
+    "hypotheses": 2,
+    "recommended_actions": 2,
+    "missing_info": 3,
+    "basis_claim_ids": 4,
+}
+"""How many items the schema offers per list (the parser accepts up to ``CONTRACT_LIST_CAPS``)."""
+
+_DESCRIPTION = (
+    "提交最终的证据归因契约（取证结束后调用一次）。每条 evidence_binding 只能引用本会话真实发生的"
+    "工具调用及其 raw_path；evidence_excerpt 从该 raw_path 的证据文本中原样摘取。"
+    " Submit the final evidence-attribution contract once evidence gathering is done."
+)
+
+
+def citable_paths(invocation: ToolInvocation) -> list[str]:
+    """The raw paths a binding may cite on ``invocation`` ([] when it offers none)."""
+    details = invocation.retrieval_details
+    if not invocation.success or details is None:
+        return []
+    if details.evidence_status == "no_evidence" and invocation.tool_name in NO_HIT_RAW_PATHS:
+        return [NO_HIT_RAW_PATHS[invocation.tool_name]]
+    if details.evidence_status != "supported":
+        return []
+    return list(dict.fromkeys(ref.raw_path for ref in details.evidence_refs or []))
+
+
+def binding_alternatives(invocations: Sequence[ToolInvocation]) -> list[dict[str, Any]]:
+    """One binding schema per citable invocation, in invocation order."""
+    alternatives = []
+    for invocation in sorted(invocations, key=lambda row: row.id):
+        paths = citable_paths(invocation)
+        if not paths:
+            continue
+        alternatives.append(
+            _object(
+                tool_name={"type": "string", "const": invocation.tool_name},
+                source_invocation_id={"type": "integer", "const": invocation.id},
+                raw_path={"type": "string", "enum": paths},
+                evidence_excerpt={"type": "string"},
+            )
+        )
+    return alternatives
+
+
+def contract_parameters(invocations: Sequence[ToolInvocation]) -> dict[str, Any]:
+    """The JSON Schema of the contract, with bindings limited to ``invocations``."""
+    bindings = _bindings(binding_alternatives(invocations))
+    claim = _object(
+        claim_id={"type": "string"},
+        claim_type={"type": "string", "enum": list(get_args(ClaimType))},
+        claim_text={"type": "string"},
+        support_level={"type": "string", "enum": list(get_args(SupportLevel))},
+        evidence_bindings=bindings,
+    )
+    hypothesis = _object(
+        hypothesis_id={"type": "string"},
+        hypothesis_text={"type": "string"},
+        basis_claim_ids=_array({"type": "string"}, "basis_claim_ids"),
+        missing_info={"type": "string"},
+    )
+    action = _object(
+        action_id={"type": "string"},
+        action_text={"type": "string"},
+        reason={"type": "string"},
+        evidence_bindings=bindings,
+    )
+    missing = _object(info_id={"type": "string"}, description={"type": "string"})
+    return _object(
+        answer_version={"type": "string", "const": ANSWER_VERSION},
+        diagnosis_summary={"type": "string"},
+        claims=_array(claim, "claims"),
+        hypotheses=_array(hypothesis, "hypotheses"),
+        recommended_actions=_array(action, "recommended_actions"),
+        missing_info=_array(missing, "missing_info"),
+        user_facing_answer={"type": "string"},
+    )
+
+
+def submit_contract_tool(invocations: Sequence[ToolInvocation]) -> dict[str, Any]:
+    """The OpenAI ``tools`` entry of ``submit_evidence_contract`` for this session so far."""
+    return {
+        "type": "function",
+        "function": {
+            "name": SUBMIT_CONTRACT_FUNCTION,
+            "description": _DESCRIPTION,
+            "parameters": contract_parameters(invocations),
+        },
+    }
+
+
+# --------------------------------------------------------------------------- internals
+
+
+def _object(**properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def _array(items: dict[str, Any], cap: str) -> dict[str, Any]:
+    return {"type": "array", "items": items, "maxItems": SCHEMA_LIST_CAPS[cap]}
+
+
+def _bindings(alternatives: list[dict[str, Any]]) -> dict[str, Any]:
+    if not alternatives:
+        # Nothing citable yet: the only honest binding list is the empty one.
+        # (``items`` too: llama.cpp's grammar converter needs it even for an empty array.)
+        return {"type": "array", "items": {"type": "string"}, "maxItems": 0}
+    items = alternatives[0] if len(alternatives) == 1 else {"anyOf": alternatives}
+    return _array(items, "evidence_bindings")
