@@ -279,3 +279,10 @@ def test_tokens_are_shown_as_the_terminal_shows_them_and_compared(
     assert rows[0].cells()[8] == "1800+95 was 1595"
     assert rows[0].attrs["data-changed"] == "1"
     assert rows[1].cells()[8] == "—"
+
+
+def test_a_loop_stopped_by_a_repeated_refused_call_says_so_in_its_round() -> None:
+    cutoff = SHIPPED / "evidence" / "evidence-repeated-argument-error-cutoff.yaml"
+    page = parse_html(render_html(report_of([cutoff]), None))
+    text = _section(page, "evidence-repeated-argument-error-cutoff").text()
+    assert text.count("stopped: a refused call repeated verbatim") == 1  # round 1; 2 submitted

@@ -49,6 +49,9 @@ def round_view(anchor: str, round_data: Data, invocations: Sequence[Data]) -> di
         "parse_status": round_data.get("parse_status") or {},
         "executor_turns": round_data.get("executor_turns"),
         "budget_exhausted": round_data.get("executor_budget_exhausted"),
+        "repeated_argument_error": (
+            round_data.get("executor_stop_reason") == "repeated_argument_error"
+        ),
         "executor_final_answer": round_data.get("executor_final_answer", ""),
         "contract": contract,
         "claims": citers["claims"],
