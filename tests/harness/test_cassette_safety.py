@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for the 
 from support.fake_openai_server import FakeOpenAIServer
 
 QUERY = "只确认 order-service 是否存在 HighMemoryUsage 告警"
-FIRST_PLAN = {"stage": "planner", "content": {"plan": "查告警", "steps": ["query_metrics"]}}
+FIRST_PLAN = {"stage": "planner", "content": {"plan": "第一次录制", "steps": ["query_metrics"]}}
 SECOND_PLAN = {"stage": "planner", "content": {"plan": "第二次录制", "steps": ["query_logs"]}}
 
 
@@ -52,7 +52,7 @@ def _record(path: Path, script: list[dict[str, Any]], mode: RecordMode) -> list[
 @pytest.fixture
 def committed(tmp_path: Path) -> tuple[Path, bytes]:
     path = tmp_path / "cassettes" / "memory.yaml"
-    assert _record(path, [FIRST_PLAN, FIRST_PLAN], "once") == ["查告警", "查告警"]
+    assert _record(path, [FIRST_PLAN, FIRST_PLAN], "once") == ["第一次录制", "第一次录制"]
     return path, path.read_bytes()
 
 
@@ -112,7 +112,7 @@ def test_a_completed_all_recording_replaces_the_cassette_whole(
     assert text != before.decode("utf-8")
     assert len(yaml.safe_load(text)["interactions"]) == 2
     assert "第二次录制" in text
-    assert "查告警" not in text
+    assert "第一次录制" not in text
     assert not _staging(path).exists()
 
 
@@ -122,7 +122,7 @@ def test_new_episodes_with_nothing_new_leaves_the_file_untouched(
     path, before = committed
     stat = path.stat()
 
-    assert _record(path, [], "new_episodes") == ["查告警", "查告警"]  # all replayed
+    assert _record(path, [], "new_episodes") == ["第一次录制", "第一次录制"]  # all replayed
 
     assert path.read_bytes() == before
     assert path.stat().st_mtime_ns == stat.st_mtime_ns

@@ -23,6 +23,8 @@ __all__ = [
     "CONTRACT_TEXT_CHARS",
     "EVIDENCE_TOOLS",
     "HELPER_TOOLS",
+    "PLAN_STEPS_MAX",
+    "PLAN_TEXT_CHARS",
     "CheckedBinding",
     "Claim",
     "ClaimType",
@@ -220,11 +222,19 @@ class ParseStatus(_CodeOutput):
     detail: str
 
 
+PLAN_STEPS_MAX = 4
+PLAN_TEXT_CHARS = 200
+"""Caps of a plan: the prompt asks for at most four steps, and the schema says so too, so a
+grammar-constrained model cannot run away (a small model once wrote ``"<step64>"`` until it hit
+the token cap). A longer plan does not parse; instructor re-asks once with the error."""
+_PlanText = Annotated[str, Field(max_length=PLAN_TEXT_CHARS)]
+
+
 class Plan(_ModelOutput):
     """The planner's structured output."""
 
-    plan: str
-    steps: list[str] = Field(default_factory=list)
+    plan: _PlanText
+    steps: list[_PlanText] = Field(default_factory=list, max_length=PLAN_STEPS_MAX)
 
 
 # --------------------------------------------------------------------------- tool rows
