@@ -16,15 +16,18 @@ import re
 from importlib import resources
 from typing import Any
 
+import jsonschema
 import pytest
 
 from pytest_diageval.agents.executor import _tool_reply
 from pytest_diageval.agents.prompts import load_prompt
 from pytest_diageval.core.claim_support import claim_ceilings
+from pytest_diageval.core.contract_schema import contract_parameters
 from pytest_diageval.core.contracts import PLAN_STEPS_MAX, ExecutorContract, Plan, VerifierOutput
 from pytest_diageval.core.gatekeeper import Gatekeeper
 from pytest_diageval.core.recorder import ToolInvocationRecorder
 from pytest_diageval.core.store import Store
+from pytest_diageval.core.tool_arguments import constrained_tool_definitions
 from pytest_diageval.core.tools import TOOL_NAMES, Toolbox
 from pytest_diageval.core.trace_summary import summarize_invocations
 from pytest_diageval.core.world import default_world
@@ -215,10 +218,31 @@ def example_session() -> Store:
     return store
 
 
+def _keys_in_schema_order(value: Any, schema: dict[str, Any]) -> bool:
+    """Keys in the order of the schema's properties: the order a llama.cpp grammar enforces."""
+    if "anyOf" in schema:
+        return any(_keys_in_schema_order(value, option) for option in schema["anyOf"])
+    if isinstance(value, dict):
+        properties = schema["properties"]
+        return list(value) == list(properties) and all(
+            _keys_in_schema_order(item, properties[key]) for key, item in value.items()
+        )
+    if isinstance(value, list):
+        return all(_keys_in_schema_order(item, schema["items"]) for item in value)
+    return True
+
+
 def test_the_executor_example_calls_the_tools_with_required_arguments() -> None:
     calls, shown, _ = _executor_example()
+    query = load_prompt("executor").split("用户问题：", 1)[1].split("\n", 1)[0]
+    tools = {
+        tool["function"]["name"]: tool["function"]["parameters"]
+        for tool in constrained_tool_definitions(default_world(), query)
+    }
     assert [name for name, _ in calls] == ["query_metrics", "query_logs"]
-    assert all(arguments["service"] for _, arguments in calls)
+    for name, arguments in calls:
+        assert "service" in tools[name]["required"]
+        jsonschema.validate(arguments, tools[name])
     assert [(item["source_invocation_id"], item["evidence_status"]) for item in shown] == [
         (1, "supported"),
         (2, "no_evidence"),
@@ -228,7 +252,11 @@ def test_the_executor_example_calls_the_tools_with_required_arguments() -> None:
 def test_the_executor_example_contract_passes_the_gatekeeper_on_the_real_tools(
     example_session: Store,
 ) -> None:
-    contract = ExecutorContract.model_validate(_executor_example()[2])
+    submitted = _executor_example()[2]
+    schema = contract_parameters(example_session.list_invocations("s"))
+    jsonschema.validate(submitted, schema)
+    assert _keys_in_schema_order(submitted, schema)
+    contract = ExecutorContract.model_validate(submitted)
     result = Gatekeeper(example_session).check(contract, "s")
     assert (result.status, result.severity, result.failed_rules) == ("pass", "none", [])
     assert [(row.claim_id, row.raw_path, row.status) for row in result.checked_bindings] == [

@@ -14,7 +14,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    model_validator,
+)
 
 __all__ = [
     "CONTRACT_ANSWER_CHARS",
@@ -224,10 +232,20 @@ class ParseStatus(_CodeOutput):
 
 PLAN_STEPS_MAX = 4
 PLAN_TEXT_CHARS = 200
-"""Caps of a plan: the prompt asks for at most four steps, and the schema says so too, so a
+"""Caps of a plan. The step count is in the schema the model is sent (``maxItems``), so a
 grammar-constrained model cannot run away (a small model once wrote ``"<step64>"`` until it hit
-the token cap). A longer plan does not parse; instructor re-asks once with the error."""
-_PlanText = Annotated[str, Field(max_length=PLAN_TEXT_CHARS)]
+the token cap); the text length is checked on parsing only, because a grammar expands a length
+bound into that many rules (as ``core.contract_schema`` explains). A plan over either cap does
+not parse; instructor re-asks once with the error."""
+
+
+def _plan_text(text: str) -> str:
+    if len(text) > PLAN_TEXT_CHARS:
+        raise ValueError(f"at most {PLAN_TEXT_CHARS} characters, got {len(text)}")
+    return text
+
+
+_PlanText = Annotated[str, AfterValidator(_plan_text)]
 
 
 class Plan(_ModelOutput):
