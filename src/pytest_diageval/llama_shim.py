@@ -65,8 +65,9 @@ CHAT_FORMAT = "diageval-chatml-tools"
 MAX_TOKENS = 1024
 NAME_CHOICE_TOKENS = 32  # `functions.<name>:` is a handful of tokens
 GENERATION_TIMEOUT = timeout_from_env(os.environ)
-# What llama's sampler takes from a chat request unchanged.
+# What llama's completion takes from a chat request unchanged (the model: the name it reports).
 SAMPLING_KEYS = (
+    "model",
     "temperature",
     "top_p",
     "top_k",

@@ -1,0 +1,159 @@
+"""The shim's chat handler against a stand-in llama: what it asks the model, what it answers.
+
+Needs ``llama_cpp`` (the ``local`` extra) for its grammar class, not the model: the stand-in
+records every ``create_completion`` call and answers from a script, so the tests check the
+prompts, grammars, token caps and the deadline the handler uses; the model-free logic itself
+is tested in ``test_llama_chat.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("llama_cpp", reason="the 'local' extra is not installed")
+
+from pytest_diageval import llama_shim
+from pytest_diageval.llama_chat import name_choice_grammar, render_prompt
+
+QUERY_LOGS = {
+    "type": "function",
+    "function": {
+        "name": "query_logs",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "service": {"type": "string", "enum": ["order-service"]},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 3},
+            },
+            "required": ["service", "limit"],
+        },
+    },
+}
+SUBMIT = {"type": "function", "function": {"name": "submit", "parameters": {"type": "object"}}}
+MESSAGES = [{"role": "system", "content": "S"}, {"role": "user", "content": "Q"}]
+
+
+class StandInLlama:
+    """Answers each completion with the next scripted text and records the call."""
+
+    verbose = False
+
+    def __init__(self, *texts: str) -> None:
+        self.texts = list(texts)
+        self.calls: list[dict[str, Any]] = []
+
+    def create_completion(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls.append(kwargs)
+        # llama reports "stop" too when a stopping criterion (the deadline) ended the text.
+        return {
+            "id": f"cmpl-{len(self.calls)}",
+            "created": 1700000000,
+            "model": kwargs.get("model") or "/models/gemma.gguf",
+            "choices": [{"text": self.texts.pop(0), "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 100 + len(self.calls), "completion_tokens": 5},
+        }
+
+
+def grammar_text(call: dict[str, Any]) -> str | None:
+    grammar = call["grammar"]
+    return None if grammar is None else str(grammar._grammar)
+
+
+def test_required_picks_a_function_by_grammar_then_generates_bounded_arguments() -> None:
+    llama = StandInLlama("functions.query_logs:", '{"service": "order-service", "limit": 2}')
+    response = llama_shim.handler(
+        llama,
+        MESSAGES,
+        tools=[QUERY_LOGS, SUBMIT],
+        tool_choice="required",
+        max_tokens=200,
+        temperature=0.0,
+        model="gemma3-270m",
+    )
+    pick, arguments = llama.calls
+    prompt = render_prompt(MESSAGES, [QUERY_LOGS, SUBMIT])
+    assert pick["prompt"] == prompt
+    assert grammar_text(pick) == name_choice_grammar(["query_logs", "submit"], allow_message=False)
+    assert pick["max_tokens"] == llama_shim.NAME_CHOICE_TOKENS
+    assert arguments["prompt"] == prompt + "functions.query_logs:\n"
+    assert arguments["max_tokens"] == 200
+    assert arguments["temperature"] == 0.0
+    assert arguments["stop"] == ["<|im_end|>"]
+    rules = grammar_text(arguments)
+    assert rules is not None
+    assert '"1" | "2" | "3"' in rules  # the bounded limit as an enum
+    assert response["model"] == "gemma3-270m"
+    assert response["choices"][0]["finish_reason"] == "tool_calls"
+    assert response["choices"][0]["message"]["tool_calls"] == [
+        {
+            "id": "call_1",
+            "type": "function",
+            "function": {
+                "name": "query_logs",
+                "arguments": '{"service": "order-service", "limit": 2}',
+            },
+        }
+    ]
+    assert response["usage"] == {"prompt_tokens": 102, "completion_tokens": 10, "total_tokens": 112}
+
+
+def test_auto_may_pick_a_message_which_is_generated_without_a_grammar() -> None:
+    llama = StandInLlama("message:", "nothing to call")
+    response = llama_shim.handler(llama, MESSAGES, tools=[SUBMIT], max_tokens=None)
+    pick, message = llama.calls
+    assert grammar_text(pick) == name_choice_grammar(["submit"], allow_message=True)
+    assert message["prompt"].endswith("<|im_start|>assistant\nmessage:\n")
+    assert message["grammar"] is None
+    assert message["max_tokens"] == llama_shim.MAX_TOKENS == 1024
+    assert response["choices"][0]["message"] == {"role": "assistant", "content": "nothing to call"}
+
+
+def test_a_named_function_is_generated_at_once_and_max_tokens_is_capped() -> None:
+    llama = StandInLlama("{}")
+    choice = {"type": "function", "function": {"name": "submit"}}
+    response = llama_shim.handler(
+        llama, MESSAGES, tools=[QUERY_LOGS, SUBMIT], tool_choice=choice, max_tokens=5000
+    )
+    (call,) = llama.calls
+    assert call["prompt"].endswith("functions.submit:\n")
+    assert call["max_tokens"] == 1024
+    assert response["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "submit"
+
+
+def test_no_tools_is_a_plain_completion() -> None:
+    llama = StandInLlama("hello")
+    response = llama_shim.handler(llama, MESSAGES, tools=[SUBMIT], tool_choice="none")
+    (call,) = llama.calls
+    assert call["prompt"] == render_prompt(MESSAGES, None)
+    assert call["grammar"] is None
+    assert response["choices"][0]["message"]["content"] == "hello"
+
+
+def test_past_the_deadline_generation_stops_and_the_answer_says_length(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(llama_shim, "GENERATION_TIMEOUT", 0.0)
+    llama = StandInLlama("functions.subm", '{"a": ')
+    response = llama_shim.handler(
+        llama, MESSAGES, tools=[QUERY_LOGS, SUBMIT], tool_choice="required"
+    )
+    assert all(call["stopping_criteria"](None, None) for call in llama.calls)
+    choice = response["choices"][0]
+    assert choice["finish_reason"] == "length"
+    assert choice["message"]["tool_calls"][0]["function"] == {
+        "name": "query_logs",
+        "arguments": '{"a": ',
+    }
+
+
+def test_within_the_deadline_the_stopping_criterion_lets_generation_go_on() -> None:
+    llama = StandInLlama("hi")
+    llama_shim.handler(llama, MESSAGES)
+    assert llama.calls[0]["stopping_criteria"](None, None) is False
+
+
+def test_streaming_is_refused_with_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="does not stream"):
+        llama_shim.handler(StandInLlama(), MESSAGES, stream=True)
