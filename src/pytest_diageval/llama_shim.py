@@ -60,13 +60,13 @@ from pytest_diageval.llama_chat import (
 __all__ = ["CHAT_FORMAT", "GENERATION_TIMEOUT", "MAX_TOKENS", "handler", "main"]
 
 CHAT_FORMAT = "diageval-chatml-tools"
-# A 270M model under a JSON grammar generates a few tokens a second here; an evidence contract
-# needs several hundred, and an answer longer than this is never a better one.
+# An evidence contract needs several hundred tokens; an answer longer than this is never a
+# better one (and under a JSON grammar a 270M model makes about one token a second here).
 MAX_TOKENS = 1024
 NAME_CHOICE_TOKENS = 32  # `functions.<name>:` is a handful of tokens
 GENERATION_TIMEOUT = timeout_from_env(os.environ)
 # What llama's completion takes from a chat request unchanged (the model: the name it reports).
-SAMPLING_KEYS = (
+COMPLETION_KEYS = (
     "model",
     "temperature",
     "top_p",
@@ -97,7 +97,7 @@ class _Request:
 
     def __init__(self, llama: Any, kwargs: dict[str, Any], max_tokens: int | None) -> None:
         self.llama = llama
-        self.sampling = {key: kwargs[key] for key in SAMPLING_KEYS if kwargs.get(key) is not None}
+        self.sampling = {key: kwargs[key] for key in COMPLETION_KEYS if kwargs.get(key) is not None}
         stop = kwargs.get("stop") or []
         self.stop = [stop, END_OF_TURN] if isinstance(stop, str) else [*stop, END_OF_TURN]
         self.max_tokens = MAX_TOKENS if max_tokens is None else max(1, min(max_tokens, MAX_TOKENS))
