@@ -43,6 +43,7 @@ import llama_cpp.llama_types as llama_types
 from llama_cpp.llama import StoppingCriteriaList
 from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
 
+from pytest_diageval import llama_sampling
 from pytest_diageval.llama_chat import (
     MESSAGE_PREFIX,
     ToolPlan,
@@ -85,6 +86,10 @@ COMPLETION_KEYS = (
     "logit_bias",
 )
 END_OF_TURN = "<|im_end|>"
+
+# Greedy grammar sampling checks the best token first (llama.cpp's shortcut): see the module.
+if os.environ.get("DIAGEVAL_STOCK_GRAMMAR_SAMPLER") != "1":  # 1: the stock sampler, to compare
+    llama_sampling.install()
 
 # Before llama_cpp.server builds its request models from these TypedDicts.
 llama_types.ChatCompletionRequestAssistantMessage.__annotations__["content"] = NotRequired[
