@@ -32,6 +32,9 @@ __all__ = ["install"]
 
 _TOKEN_DATA = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
 _stock_init_sampler = Llama._init_sampler
+# The best token first, then the best 256: only when neither holds a token the grammar accepts
+# is the grammar applied to the whole vocabulary. Greedy, each step gives the same token.
+_PROBE_WIDTHS = (1, 256)
 
 
 class _GrammarFirst:
@@ -64,30 +67,48 @@ class _GrammarFirst:
         )
         candidates = np.frombuffer(buffer, dtype=_TOKEN_DATA)
         logits = candidates["logit"]
-        best = int(np.argmax(logits))
-        single = llama_cpp.llama_token_data(
-            id=int(candidates["id"][best]), logit=float(logits[best]), p=0.0
+        for width in _PROBE_WIDTHS:
+            if width >= len(logits):
+                break
+            best = self._best_accepted(candidates, width)
+            if best is not None:
+                kept = logits[best]
+                logits[:] = -np.inf
+                logits[best] = kept
+                return
+        llama_cpp.llama_sampler_apply(self.grammar, cur_p)  # the whole vocabulary
+
+    def _best_accepted(self, candidates: Any, width: int) -> int | None:
+        """Index of the best-scoring candidate the grammar accepts among the top ``width``."""
+        logits = candidates["logit"]
+        top = np.argpartition(-logits, width - 1)[:width] if width > 1 else [np.argmax(logits)]
+        top = sorted(top, key=lambda index: -logits[index])
+        probe = (llama_cpp.llama_token_data * width)(
+            *(
+                llama_cpp.llama_token_data(int(candidates["id"][i]), float(logits[i]), 0.0)
+                for i in top
+            )
         )
-        probe = llama_cpp.llama_token_data_array(
-            data=ctypes.pointer(single), size=1, selected=-1, sorted=False
-        )
-        llama_cpp.llama_sampler_apply(self.grammar, ctypes.byref(probe))
-        if np.isfinite(single.logit):
-            kept = logits[best]
-            logits[:] = -np.inf
-            logits[best] = kept
-        else:
-            llama_cpp.llama_sampler_apply(self.grammar, cur_p)
+        view = llama_cpp.llama_token_data_array(data=probe, size=width, selected=-1, sorted=False)
+        llama_cpp.llama_sampler_apply(self.grammar, ctypes.byref(view))
+        for position, index in enumerate(top):
+            if np.isfinite(probe[position].logit):
+                return int(index)
+        return None
 
     def free(self) -> None:
         llama_cpp.llama_sampler_free(self.grammar)
+
+
+# Typed as Any: llama_cpp's internals are untyped, and mypy runs with and without the extra.
+_sampler_chain: Any = _internals.LlamaSampler
 
 
 def _init_sampler(self: Llama, **kwargs: Any) -> Any:
     grammar = kwargs.get("grammar")
     if grammar is None or kwargs.get("temp") != 0.0 or kwargs.get("logits_processor"):
         return _stock_init_sampler(self, **kwargs)
-    chain = _internals.LlamaSampler()
+    chain: Any = _sampler_chain()
     chain.add_penalties(
         n_vocab=self._n_vocab,
         penalty_last_n=self.last_n_tokens_size,
@@ -98,9 +119,8 @@ def _init_sampler(self: Llama, **kwargs: Any) -> Any:
     grammar_first = _GrammarFirst(self._model, grammar)
     llama_cpp.llama_sampler_chain_add(chain.sampler, ctypes.pointer(grammar_first.sampler))
     # As add_custom does: the chain must not free a sampler it does not own.
-    chain.custom_samplers.append(
-        (llama_cpp.llama_sampler_chain_n(chain.sampler) - 1, grammar_first)  # type: ignore[arg-type]
-    )
+    custom: list[Any] = chain.custom_samplers
+    custom.append((llama_cpp.llama_sampler_chain_n(chain.sampler) - 1, grammar_first))
     chain._exit_stack.callback(grammar_first.free)
     chain.add_greedy()
     return chain
@@ -108,4 +128,5 @@ def _init_sampler(self: Llama, **kwargs: Any) -> Any:
 
 def install() -> None:
     """Use :class:`_GrammarFirst` for greedy grammar sampling in this process."""
-    Llama._init_sampler = _init_sampler  # type: ignore[method-assign,assignment]
+    # setattr: llama_cpp's types differ with and without the extra installed (mypy runs both).
+    setattr(Llama, "_init_sampler", _init_sampler)  # noqa: B010
