@@ -7,6 +7,7 @@ from typing import Any
 
 from pytest_diageval.agents.executor import (
     BUDGET_EXHAUSTED_NOTICE,
+    REPEATED_CALL_STOP,
     REPEATED_ERROR_NOTICE,
     REPEATED_ERROR_STOP,
     ExecutorBudget,
@@ -133,6 +134,21 @@ def test_a_verbatim_repeat_of_a_refused_call_is_answered_then_cut_off() -> None:
     assert [(row.id, row.success) for row in store.list_invocations("s")] == [(1, False)]
 
 
+def test_a_verbatim_repeat_of_a_completed_call_points_at_its_result_and_stops() -> None:
+    entries = [
+        {"stage": "executor", "tool_calls": [LOGS]},
+        {"stage": "executor", "tool_calls": [LOGS]},
+        {"stage": "executor", "content": CONTRACT},
+    ]
+    run, transport, store = execute(entries, ExecutorBudget())
+    assert run.stop_reason == "repeated_call"
+    assert [call.invocation_id for call in run.tool_calls] == [1, None]
+    assert (run.tool_calls[1].error or "").startswith(REPEATED_CALL_STOP)
+    assert "source_invocation_id=1" in (run.tool_calls[1].error or "")
+    assert len(store.list_invocations("s")) == 1  # the repeat was not run again
+    assert offered_names(transport.requests[-1].body) == [SUBMIT_CONTRACT_FUNCTION]
+
+
 def test_a_corrected_call_after_an_argument_error_is_no_repeat() -> None:
     bad = {"name": "query_logs", "arguments": {"limit": 0, "service": "order-service"}}
     fixed = {"name": "query_logs", "arguments": {"limit": 5, "service": "order-service"}}
@@ -154,8 +170,11 @@ def test_a_text_answer_instead_of_the_submit_call_is_parsed_as_the_contract() ->
 
 
 def test_budget_of_turns_ends_a_model_that_never_stops_calling_tools() -> None:
-    entries = [{"stage": "executor", "tool_calls": [LOGS]}] * 2 + [
-        {"stage": "executor", "raw": "我还想继续查"}
+    other = {"name": "query_logs", "arguments": {"service": "order-service"}}
+    entries = [
+        {"stage": "executor", "tool_calls": [LOGS]},
+        {"stage": "executor", "tool_calls": [other]},
+        {"stage": "executor", "raw": "我还想继续查"},
     ]
     run, _, _ = execute(entries, ExecutorBudget(max_tool_calls=10, max_turns=2))
     assert (run.budget_exhausted, run.turns, len(run.tool_calls)) == (True, 3, 2)

@@ -17,7 +17,9 @@ How the loop stops (``ExecutorRun.stop_reason``, persisted with the executor's s
 * ``budget_exhausted``: the tool-call or turn budget ran out;
 * ``repeated_argument_error``: the model repeated, verbatim, a call whose arguments a tool had
   already refused; the repeat is answered with the error and an instruction, and the loop stops
-  instead of spending the budget on it.
+  instead of spending the budget on it;
+* ``repeated_call`` (the same for a call that completed: a live model asked the same no-hit
+  search five times): the repeat is not run again, its answer points at the earlier result.
 
 The last two end with one request that forces ``submit_evidence_contract`` (and offers nothing
 else). The contract is parsed once and never re-asked (the executor's re-ask count is 0): a
@@ -48,6 +50,7 @@ from pytest_diageval.core.tools import TOOL_DEFINITIONS, ToolArgumentError, Unkn
 
 __all__ = [
     "BUDGET_EXHAUSTED_NOTICE",
+    "REPEATED_CALL_STOP",
     "REPEATED_ERROR_NOTICE",
     "REPEATED_ERROR_STOP",
     "ExecutorBudget",
@@ -62,17 +65,22 @@ BUDGET_EXHAUSTED_NOTICE = (
     f"调用 {SUBMIT_CONTRACT_FUNCTION} 提交最终的证据归因契约。"
 )
 REPEATED_ERROR_NOTICE = (
-    "上一个工具调用与之前已失败的调用完全相同，取证已停止。请只根据以上 <tool_output> 中的证据，"
+    "上一个工具调用与之前的调用完全相同，取证已停止。请只根据以上 <tool_output> 中的证据，"
     f"调用 {SUBMIT_CONTRACT_FUNCTION} 提交最终的证据归因契约。"
 )
 REPEATED_ERROR_STOP = "executor.repeated_argument_error"
 """The audited name of the stop; the tool reply of the repeated call starts with it."""
+REPEATED_CALL_STOP = "executor.repeated_call"
+"""The same for a verbatim repeat of a call that completed (its result is already there)."""
+_SUBMIT_INSTRUCTION = f"请根据已有证据调用 {SUBMIT_CONTRACT_FUNCTION} 提交契约。"
 _REPEAT_INSTRUCTION = (
     "这与之前一次失败的调用完全相同（工具名与参数一字不差）。不要重复：改正参数"
     f"（按工具的参数说明），或调用 {SUBMIT_CONTRACT_FUNCTION} 提交契约。"
 )
 
-StopReason = Literal["submitted", "message", "budget_exhausted", "repeated_argument_error"]
+StopReason = Literal[
+    "submitted", "message", "budget_exhausted", "repeated_argument_error", "repeated_call"
+]
 _REQUIRED = "required"
 _FORCE_SUBMIT = {"type": "function", "function": {"name": SUBMIT_CONTRACT_FUNCTION}}
 
@@ -144,12 +152,12 @@ def run_executor(
             return _finish(message.content or "", loop.calls, turns=turn, stop="message")
         messages.append(assistant_message(message))
         messages.extend(loop.answer(tool_call) for tool_call in message.tool_calls)
-        if loop.repeated:
-            stop = "repeated_argument_error"
+        if loop.stop is not None:
+            stop = loop.stop
             break
     else:
         turn = budget.max_turns
-    notice = REPEATED_ERROR_NOTICE if stop == "repeated_argument_error" else BUDGET_EXHAUSTED_NOTICE
+    notice = BUDGET_EXHAUSTED_NOTICE if stop == "budget_exhausted" else REPEATED_ERROR_NOTICE
     messages.append({"role": "user", "content": notice})
     completion = llm.chat(
         messages,
@@ -213,29 +221,46 @@ class _Loop:
         self.round = round
         self.budget = budget
         self.calls: list[ToolCallSummary] = []
-        self.repeated = False
+        self.stop: StopReason | None = None
         self._refused: set[str] = set()
+        self._answered: dict[str, int] = {}  # signature -> invocation id of a completed call
 
     def answer(self, tool_call: Any) -> dict[str, Any]:
         """Run one call (or refuse it) and return the ``role: tool`` message answering it."""
         name = tool_call.function.name
         raw_arguments = tool_call.function.arguments or "{}"
         signature = f"{name}\n{raw_arguments.strip()}"
-        if signature in self._refused:
-            self.repeated = True
-            record, reply = _refused_again(tool_call.id, name, raw_arguments)
+        within_budget = len(self.calls) < self.budget.max_tool_calls
+        if within_budget and signature in self._refused:
+            self.stop = "repeated_argument_error"
+            record, reply = _repeat_reply(tool_call.id, name, raw_arguments, None)
+        elif within_budget and signature in self._answered:
+            self.stop = "repeated_call"
+            earlier = self._answered[signature]
+            record, reply = _repeat_reply(tool_call.id, name, raw_arguments, earlier)
         else:
             record, reply, refused = _run_tool_call(
                 self.recorder, tool_call, self.round, len(self.calls), self.budget
             )
             if refused:
                 self._refused.add(signature)
+            elif record.invocation_id is not None:
+                self._answered[signature] = record.invocation_id
         self.calls.append(record)
         return {"role": "tool", "tool_call_id": tool_call.id, "content": reply}
 
 
-def _refused_again(call_id: str, name: str, raw_arguments: str) -> tuple[ToolCallSummary, str]:
-    error = f"{REPEATED_ERROR_STOP}: {_REPEAT_INSTRUCTION}"
+def _repeat_reply(
+    call_id: str, name: str, raw_arguments: str, earlier: int | None
+) -> tuple[ToolCallSummary, str]:
+    """The answer to a verbatim repeat: not run again; the error or the earlier result."""
+    if earlier is None:
+        error = f"{REPEATED_ERROR_STOP}: {_REPEAT_INSTRUCTION}"
+    else:
+        error = (
+            f"{REPEATED_CALL_STOP}: 与第 {earlier} 次取证调用（source_invocation_id={earlier}）"
+            f"完全相同，结果见上方 <tool_output>；不再重复执行。{_SUBMIT_INSTRUCTION}"
+        )
     return _error_reply(call_id, name, raw_arguments, error)
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "HELPER_TOOLS",
     "PLAN_STEPS_MAX",
     "PLAN_TEXT_CHARS",
+    "VERIFIER_FACTS_CAP",
     "CheckedBinding",
     "Claim",
     "ClaimType",
@@ -93,6 +94,9 @@ bound (``core.verifier_view``). ``evidence_bindings`` counts every binding of th
 ("限制 claim 数量不限制 evidence_bindings 数量"), so only the total is capped. A longer contract
 does not parse: nothing is cut from it, so the verifier always sees every claim whole.
 ``tool_name`` and ``raw_path`` are not capped: an absurd one is the gatekeeper's to reject."""
+VERIFIER_FACTS_CAP = 6
+"""How many facts one verifier answer may label."""
+
 _Id = Annotated[str, Field(max_length=CONTRACT_ID_CHARS)]
 _Text = Annotated[str, Field(max_length=CONTRACT_TEXT_CHARS)]
 
@@ -354,7 +358,9 @@ class VerifierOutput(_ModelOutput):
     verdict: Verdict
     groundedness_score: StrictFloat = Field(ge=0.0, le=1.0)
     critical_fact_count: StrictInt = Field(ge=0)
-    facts_checked: list[FactChecked]
+    # A bound in the schema the verifier is sent (a grammar-constrained 270M model labelled
+    # one fact once per trace entry until its tokens ran out); claims are at most four there.
+    facts_checked: list[FactChecked] = Field(max_length=VERIFIER_FACTS_CAP)
     rationale: str
 
 

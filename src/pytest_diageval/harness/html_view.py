@@ -49,9 +49,7 @@ def round_view(anchor: str, round_data: Data, invocations: Sequence[Data]) -> di
         "parse_status": round_data.get("parse_status") or {},
         "executor_turns": round_data.get("executor_turns"),
         "budget_exhausted": round_data.get("executor_budget_exhausted"),
-        "repeated_argument_error": (
-            round_data.get("executor_stop_reason") == "repeated_argument_error"
-        ),
+        "repeated_stop": _REPEAT_STOPS.get(round_data.get("executor_stop_reason") or ""),
         "executor_final_answer": round_data.get("executor_final_answer", ""),
         "contract": contract,
         "claims": citers["claims"],
@@ -85,6 +83,14 @@ def _evidence_items(anchor: str, invocations: Sequence[Data]) -> dict[tuple[Any,
                 "cited_by": [],
             }
     return items
+
+
+_REPEAT_STOPS = {
+    "repeated_argument_error": (
+        "a refused call repeated verbatim (executor.repeated_argument_error)"
+    ),
+    "repeated_call": "a completed call repeated verbatim (executor.repeated_call)",
+}
 
 
 def _tool_calls(
