@@ -1,12 +1,15 @@
-"""Memory stays flat with the suite: once a scenario's last item has run, its run is released
-(only the summary row stays), and the audits of ``--diageval-report`` wait on disk, not on the
-reports pytest keeps to the end."""
+"""Memory stays flat with the suite: a collected scenario keeps its outline and its file's
+bytes, not its parse; once its last item has run, its run and its parse are released (only the
+summary row stays), and the audits of ``--diageval-report`` wait on disk, not on the reports
+pytest keeps to the end."""
 
 from __future__ import annotations
 
 import gc
 import json
 import weakref
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -20,6 +23,8 @@ class RunWatcher:
 
     def __init__(self) -> None:
         self.refs: dict[str, weakref.ref[Any]] = {}
+        self.scenario_refs: dict[str, weakref.ref[Any]] = {}
+        self.scenario_alive_after_last_item: dict[str, bool] = {}
         self.alive_between_items: dict[str, list[bool]] = {}
         self.alive_after_last_item: dict[str, bool] = {}
         self.reports_holding_an_audit = 0
@@ -33,6 +38,7 @@ class RunWatcher:
             node = item.parent
             # The node's run as the item just used it (cached: this does not run it again).
             self.refs.setdefault(node.nodeid, weakref.ref(node.run().result))
+            self.scenario_refs.setdefault(node.nodeid, weakref.ref(node.scenario))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
@@ -44,6 +50,8 @@ class RunWatcher:
             self.alive_between_items.setdefault(node.nodeid, []).append(alive)
         else:
             self.alive_after_last_item[node.nodeid] = alive
+            scenario_alive = self.scenario_refs[node.nodeid]() is not None
+            self.scenario_alive_after_last_item[node.nodeid] = scenario_alive
         return result
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -81,8 +89,91 @@ def test_a_finished_scenarios_run_is_released_after_its_last_item(
         "forged-citation": [True],
     }
     assert alive_after == dict.fromkeys(scenario_ids, False)
+    # The parsed scenario goes with the run.
+    assert list(watcher.scenario_alive_after_last_item.values()) == [False] * 3
     # The audits went to the report file, and no kept report still holds one.
     assert watcher.audits_left_on_reports() == 0
     report = json.loads((pytester.path / "report.json").read_text("utf-8"))
     assert [entry["id"] for entry in report["scenarios"]] == scenario_ids
     assert all(entry["result"]["rounds"] for entry in report["scenarios"])
+
+
+class CollectionWatcher:
+    """At the end of collection: which parsed scenarios are alive, what the nodes hold."""
+
+    def __init__(self, edit: Callable[[Path], None] | None = None) -> None:
+        self.edit = edit
+        self.parsed_alive: list[str] = []
+        self.outlines: dict[str, Any] = {}
+        self.item_markers: list[str] = []
+        self.node_markers: dict[str, list[str]] = {}
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from pytest_diageval.harness.scenario import Scenario
+
+        nodes = {item.parent.nodeid: item.parent for item in session.items}
+        gc.collect()
+        ours = {node.outline.scenario_id for node in nodes.values()}
+        alive = (obj for obj in gc.get_objects() if isinstance(obj, Scenario))
+        self.parsed_alive = [obj.scenario_id for obj in alive if obj.scenario_id in ours]
+        self.outlines = {node.name: node.outline for node in nodes.values()}
+        self.item_markers = [mark.name for item in session.items for mark in item.own_markers]
+        self.node_markers = {
+            node.name: [mark.name for mark in node.own_markers] for node in nodes.values()
+        }
+        if self.edit is not None:
+            self.edit(session.config.rootpath)
+
+
+def test_a_collected_scenario_keeps_its_outline_and_bytes_not_its_parse(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    paths = scenarios.write_trio()
+    watcher = CollectionWatcher()
+
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:xdist", plugins=[watcher])
+
+    result.assert_outcomes(passed=13, failed=2)
+    assert watcher.parsed_alive == []
+    memory = watcher.outlines["high-memory-positive"]
+    assert memory.source == paths[0].read_bytes()
+    assert memory.title == scenarios.full()["title"]
+    assert memory.expect_keys == scenarios.expect_order
+    low = watcher.outlines["memory-low-confidence"]
+    assert (low.tags, low.expect_keys) == (("memory", "negative"), ("verdict", "answer"))
+    # Tags are marked once on the scenario node; its items inherit them (``-m`` below).
+    assert watcher.item_markers == []
+    assert watcher.node_markers["memory-low-confidence"] == ["memory", "negative"]
+    selected = pytester.runpytest_inprocess("-p", "no:randomly", "-m", "negative")
+    selected.assert_outcomes(passed=2, deselected=13)
+
+
+def test_a_scenario_file_edited_after_collection_runs_as_collected(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    """The chosen behaviour: the run checks the scenario whose items were collected (the
+    bytes read then), as pytest runs a Python module as it was imported; the edit counts
+    from the next run on."""
+    scenarios.write_trio()
+    reversed_expectation = scenarios.low_confidence()
+    reversed_expectation["expect"] = {"verdict": "PASS", "rounds": 2}
+
+    def edit(root: Path) -> None:
+        scenarios.write("scenarios/low.yaml", reversed_expectation)
+        (root / "scenarios" / "forged.yaml").unlink()
+
+    result = pytester.runpytest_inprocess(
+        "-p", "no:randomly", "-p", "no:xdist", "-rA", plugins=[CollectionWatcher(edit)]
+    )
+
+    result.assert_outcomes(passed=13, failed=2)  # exactly as unedited (first test)
+    result.stdout.fnmatch_lines(
+        [
+            "PASSED scenarios/low.yaml::memory-low-confidence::verdict",
+            "PASSED scenarios/low.yaml::memory-low-confidence::answer",
+            "FAILED scenarios/forged.yaml::forged-citation::verdict*",
+        ]
+    )
+    again = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:xdist", "-rA")
+    again.assert_outcomes(passed=11, failed=2)  # the edit, from the next run on
+    again.stdout.fnmatch_lines(["FAILED scenarios/low.yaml::memory-low-confidence::verdict*"])

@@ -28,9 +28,11 @@ from pytest_diageval.harness.loader import (
     duplicate_id_error,
     load_scenario,
     load_scenario_world,
+    read_source,
     resolve_cassette_path,
 )
 from pytest_diageval.harness.markers import register_tag
+from pytest_diageval.harness.outline import ScenarioOutline
 from pytest_diageval.harness.report import audit_trail, scenario_summary
 from pytest_diageval.harness.rerecord import (
     RecordingMetadata,
@@ -76,7 +78,7 @@ class ScenarioRunFailed(Exception):
 class ScenarioFile(pytest.File):
     def collect(self) -> Iterator[ScenarioNode | InvalidScenario]:
         try:
-            scenario, cassette = self._load()
+            outline, cassette = self._load()
         except ScenarioError as exc:
             if self.config.option.collectonly:  # nothing runs: the error must show here
                 raise self.CollectError(str(exc)) from None
@@ -86,15 +88,17 @@ class ScenarioFile(pytest.File):
         if cassette is not None:  # `scenarios/live/../../cassettes/x.yaml` reads badly
             cassette = Path(os.path.normpath(cassette))
         yield ScenarioNode.from_parent(
-            self, name=scenario.scenario_id, scenario=scenario, cassette=cassette
+            self, name=outline.scenario_id, outline=outline, cassette=cassette
         )
 
-    def _load(self) -> tuple[Scenario, Path | None]:
+    def _load(self) -> tuple[ScenarioOutline, Path | None]:
+        """Check the file as a run would; keep its outline (the parse is dropped here)."""
         try:
             settings = run_settings(self.config)
         except SettingsError as error:
             raise ScenarioError(self.path, None, None, "", str(error)) from None
-        scenario = load_scenario(self.path)
+        source = read_source(self.path)
+        scenario = load_scenario(self.path, source)
         self._check_unique_id(scenario)
         roots = allowed_roots(self.config)
         load_scenario_world(scenario, self.path, roots=roots)
@@ -105,7 +109,7 @@ class ScenarioFile(pytest.File):
             must_exist=settings.record_mode == "none",
             roots=roots,
         )
-        return scenario, cassette
+        return ScenarioOutline.of(scenario, source), cassette
 
     def _check_unique_id(self, scenario: Scenario) -> None:
         seen = self.config.stash.setdefault(SEEN_IDS_KEY, {})
@@ -145,12 +149,18 @@ class InvalidScenario(pytest.Item):
 
 
 class ScenarioNode(pytest.Collector):
-    """One scenario; owns the (cached) run that all its expectation items check."""
+    """One scenario; owns the (cached) run that all its expectation items check.
 
-    def __init__(self, *, scenario: Scenario, cassette: Path | None, **kwargs: Any) -> None:
+    From collection to its run it holds only the scenario's outline (see
+    :mod:`~pytest_diageval.harness.outline`); :attr:`scenario` parses the collected bytes when
+    the scenario runs, and :meth:`teardown` lets the parse go with the run.
+    """
+
+    def __init__(self, *, outline: ScenarioOutline, cassette: Path | None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.scenario = scenario
+        self.outline = outline
         self.cassette = cassette
+        self._scenario: Scenario | None = None
         self._run: ScenarioRun | None = None
         self._summary: dict[str, Any] | None = None
         self.audit_reported = False
@@ -158,15 +168,28 @@ class ScenarioNode(pytest.Collector):
         self.record_mode: RecordMode | None = None
         """Overrides the run's record mode for this scenario (``--diageval-record=stale``)."""
 
+    @property
+    def scenario_id(self) -> str:
+        return self.outline.scenario_id
+
+    @property
+    def scenario(self) -> Scenario:
+        """The parsed scenario (parsed from the collected bytes on first use after collection
+        or after :meth:`teardown`)."""
+        if self._scenario is None:
+            self._scenario = load_scenario(self.path, self.outline.source)
+        return self._scenario
+
     def collect(self) -> Iterator[ScenarioItem]:
-        for key in self.scenario.expect.present_keys():
-            item = ScenarioItem.from_parent(self, name=key, key=key)
-            if self.config.pluginmanager.hasplugin("xdist"):  # for --dist loadgroup users
-                item.add_marker(pytest.mark.xdist_group(name=self.scenario.scenario_id))
-            for tag in self.scenario.tags:
-                register_tag(self.config, tag)
-                item.add_marker(tag)
-            yield item
+        # Markers on the scenario node, once: its items inherit them (``-m``, ``-k`` and
+        # xdist's ``get_closest_marker`` walk up the tree), so no item carries its own copy.
+        if self.config.pluginmanager.hasplugin("xdist"):  # for --dist loadgroup users
+            self.add_marker(pytest.mark.xdist_group(name=self.scenario_id))
+        for tag in self.outline.tags:
+            register_tag(self.config, tag)
+            self.add_marker(tag)
+        for key in self.outline.expect_keys:
+            yield ScenarioItem.from_parent(self, name=key, key=key)
 
     def run(self) -> ScenarioRun:
         if self._run is None:
@@ -208,13 +231,14 @@ class ScenarioNode(pytest.Collector):
         replays the scenario again (replays are deterministic). Recording modes keep the run:
         a second pass would record the model twice.
         """
+        self._scenario = None  # parsed again, from the same bytes, should it be needed
         mode = self.record_mode or _configured_record_mode(self.config)
         if mode == "none":
             self._run = None
 
     def rerecord_command(self, mode: RecordMode) -> str:
         """The command that re-records this scenario, as recorded before (never the key)."""
-        target = f"{display_path(self.path)}::{self.scenario.scenario_id}"
+        target = f"{display_path(self.path)}::{self.scenario_id}"
         metadata = self.recording_metadata()
         return rerecord_command([target], mode, metadata.options() if metadata else [])
 
@@ -277,8 +301,8 @@ class ScenarioItem(pytest.Item):
     def repr_failure(
         self, excinfo: ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
-        scenario = self.scenario_node.scenario
-        header = f"scenario {scenario.scenario_id} ({scenario.title}) — expectation '{self.key}'"
+        outline = self.scenario_node.outline
+        header = f"scenario {outline.scenario_id} ({outline.title}) — expectation '{self.key}'"
         error = excinfo.value
         if isinstance(error, ExpectationFailed):
             outcome = error.outcome
@@ -303,7 +327,7 @@ class ScenarioItem(pytest.Item):
         )
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"{self.scenario_node.scenario.scenario_id}::{self.key}"
+        return self.path, None, f"{self.scenario_node.scenario_id}::{self.key}"
 
 
 def _configured_record_mode(config: pytest.Config) -> RecordMode:

@@ -62,7 +62,7 @@ class MutationFile(ScenarioFile):
                 yield node  # whatever a normal run reports about the file, unchanged
                 continue
             yield MutationNode.from_parent(
-                self, name=node.name, scenario=node.scenario, cassette=node.cassette
+                self, name=node.name, outline=node.outline, cassette=node.cassette
             )
 
 
@@ -85,7 +85,7 @@ class MutationNode(ScenarioNode):
             return  # no PASS, nothing a forgery could sneak through
         for mutant in derive_mutants(self.plan.base):
             item = MutantItem.from_parent(self, name=f"mutant[{mutant.name}]", mutant=mutant)
-            for tag in self.scenario.tags:  # -m selects mutants by the scenario's tags too
+            for tag in self.outline.tags:  # -m selects mutants by the scenario's tags too
                 self.config.addinivalue_line("markers", f"{tag}: scenario tag")
                 item.add_marker(tag)
             yield item
@@ -125,11 +125,11 @@ class MutationSetupItem(pytest.Item):
         self, excinfo: ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
         assert isinstance(self.parent, MutationNode)
-        return f"scenario {self.parent.scenario.scenario_id} cannot be mutated: {excinfo.value}"
+        return f"scenario {self.parent.scenario_id} cannot be mutated: {excinfo.value}"
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         assert isinstance(self.parent, MutationNode)
-        return self.path, None, f"{self.parent.scenario.scenario_id}::{SETUP_ITEM}"
+        return self.path, None, f"{self.parent.scenario_id}::{SETUP_ITEM}"
 
 
 class MutantItem(pytest.Item):
@@ -164,7 +164,7 @@ class MutantItem(pytest.Item):
     def repr_failure(
         self, excinfo: ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
-        header = f"scenario {self.node.scenario.scenario_id} — mutant[{self.mutant.name}]"
+        header = f"scenario {self.node.scenario_id} — mutant[{self.mutant.name}]"
         if isinstance(excinfo.value, MutantSurvived):
             return f"{header} survived\n{excinfo.value}"
         if isinstance(excinfo.value, MutantRunError):
@@ -172,7 +172,7 @@ class MutantItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
-        return self.path, None, f"{self.node.scenario.scenario_id}::{self.name}"
+        return self.path, None, f"{self.node.scenario_id}::{self.name}"
 
 
 def survivor_message(mutant: Mutant, outcome: MutantOutcome) -> str:
@@ -202,7 +202,7 @@ def mutant_payload(item: pytest.Item) -> dict[str, Any] | None:
     judged, or a scenario that cannot be mutated)."""
     if isinstance(item, MutationSetupItem):
         assert isinstance(item.parent, MutationNode)
-        scenario = item.parent.scenario.scenario_id
+        scenario = item.parent.scenario_id
         return {
             "scenario": scenario,
             "nodeid": item.nodeid,
@@ -219,7 +219,7 @@ def mutant_payload(item: pytest.Item) -> dict[str, Any] | None:
     if run is not None:
         outcome = run.status
     return {
-        "scenario": item.node.scenario.scenario_id,
+        "scenario": item.node.scenario_id,
         "nodeid": item.nodeid,
         "name": mutant.name,
         "kind": mutant.kind,

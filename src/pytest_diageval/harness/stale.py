@@ -81,6 +81,4 @@ class StaleRerecording:
         for node, (count, used) in zip(stale, costs, strict=True):
             assert node.cassette is not None
             what = f"{count} request(s), {used} token(s)" if count else "no cassette yet"
-            reporter.write_line(
-                f"  {node.scenario.scenario_id}: {display_path(node.cassette)} ({what})"
-            )
+            reporter.write_line(f"  {node.scenario_id}: {display_path(node.cassette)} ({what})")
