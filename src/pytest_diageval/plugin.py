@@ -217,10 +217,17 @@ def pytest_runtest_makereport(
 
     if isinstance(item, ScenarioItem) and call.when == "call":
         report.diageval = item_payload(item)  # type: ignore[attr-defined]
-        from pytest_diageval.harness.review import expectation_record
+        if _wants_records(item.config):  # the JSON report and the HTML page list every check
+            from pytest_diageval.harness.review import expectation_record
 
-        report.diageval["expectation"] = expectation_record(item, report)
+            report.diageval["expectation"] = expectation_record(item, report)
     return report
+
+
+def _wants_records(config: pytest.Config) -> bool:
+    from pytest_diageval.harness.report import RECORD_OPTIONS
+
+    return any(config.getoption(name) for name in RECORD_OPTIONS)
 
 
 def item_payload(item: Any) -> dict[str, Any]:
@@ -235,9 +242,7 @@ def item_payload(item: Any) -> dict[str, Any]:
         "message": item.check_message(),
         "stale": stale_cassette(node, run.error),
     }
-    options = ("diageval_report", "diageval_html", "diageval_baseline")  # all read the audit
-    wants_audit = any(item.config.getoption(name) for name in options)
-    if wants_audit and not node.audit_reported:
+    if _wants_records(item.config) and not node.audit_reported:
         node.audit_reported = True
         payload["audit"] = audit_record(node.scenario, node.path, node.run(), item.config.rootpath)
     return payload

@@ -1,5 +1,5 @@
-"""Memory stays flat with the suite: a collected scenario keeps its outline and its file's
-bytes, not its parse; once its last item has run, its run and its parse are released (only the
+"""Memory stays flat with the suite: a collected scenario keeps its outline and its scenario
+packed, not as objects; once its last item has run, its run and its parse are released (only the
 summary row stays), and the audits of ``--diageval-report`` wait on disk, not on the reports
 pytest keeps to the end."""
 
@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from pytest_diageval.harness.loader import load_scenario
 
 if TYPE_CHECKING:
     from conftest import ScenarioDir
@@ -57,6 +59,9 @@ class RunWatcher:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.reports.append(report)  # as pytest's terminal stats keep them
 
+    def kept_payloads(self) -> list[dict[str, Any]]:
+        return [report.diageval for report in self.reports if hasattr(report, "diageval")]
+
     def audits_left_on_reports(self) -> int:
         payloads = [getattr(report, "diageval", None) for report in self.reports]
         return sum(1 for payload in payloads if payload and payload["audit"] is not None)
@@ -96,6 +101,32 @@ def test_a_finished_scenarios_run_is_released_after_its_last_item(
     report = json.loads((pytester.path / "report.json").read_text("utf-8"))
     assert [entry["id"] for entry in report["scenarios"]] == scenario_ids
     assert all(entry["result"]["rounds"] for entry in report["scenarios"])
+    # What the kept reports still hold: the scenario's row (one dict per scenario) and the key.
+    payloads = watcher.kept_payloads()
+    assert len(payloads) == 15
+    assert {tuple(sorted(payload)) for payload in payloads} == {("audit", "key", "summary")}
+    assert len({id(payload["summary"]) for payload in payloads}) == 3
+    assert [c["name"] for c in report["scenarios"][2]["check_results"]] == ["verdict", "answer"]
+
+
+def test_without_a_report_option_the_check_records_are_not_held(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    scenarios.write_trio()
+    watcher = RunWatcher()
+
+    result = pytester.runpytest_inprocess("-p", "no:randomly", plugins=[watcher])
+
+    result.assert_outcomes(passed=13, failed=2)
+    reporter = result.reprec.getcall("pytest_sessionfinish").session.config.pluginmanager
+    summaries = reporter.get_plugin("diageval-reporter").summaries
+    assert summaries.results == {}  # only the JSON report and the HTML page list them
+    assert sorted(summaries.passed.items()) == [
+        ("high-memory-positive", 11),
+        ("memory-low-confidence", 2),
+    ]
+    assert dict(summaries.failed) == {"forged-citation": 2}
+    result.stdout.fnmatch_lines(["*memory-low-confidence*LOW_CONFID*2/2*"])
 
 
 class CollectionWatcher:
@@ -125,7 +156,7 @@ class CollectionWatcher:
             self.edit(session.config.rootpath)
 
 
-def test_a_collected_scenario_keeps_its_outline_and_bytes_not_its_parse(
+def test_a_collected_scenario_keeps_its_outline_and_its_scenario_packed(
     pytester: pytest.Pytester, scenarios: ScenarioDir
 ) -> None:
     paths = scenarios.write_trio()
@@ -136,7 +167,8 @@ def test_a_collected_scenario_keeps_its_outline_and_bytes_not_its_parse(
     result.assert_outcomes(passed=13, failed=2)
     assert watcher.parsed_alive == []
     memory = watcher.outlines["high-memory-positive"]
-    assert memory.source == paths[0].read_bytes()
+    assert memory.scenario() == load_scenario(paths[0])  # what the run gets
+    assert memory.scenario() is not memory.scenario()  # unpacked anew, never held
     assert memory.title == scenarios.full()["title"]
     assert memory.expect_keys == scenarios.expect_order
     low = watcher.outlines["memory-low-confidence"]
@@ -151,8 +183,8 @@ def test_a_collected_scenario_keeps_its_outline_and_bytes_not_its_parse(
 def test_a_scenario_file_edited_after_collection_runs_as_collected(
     pytester: pytest.Pytester, scenarios: ScenarioDir
 ) -> None:
-    """The chosen behaviour: the run checks the scenario whose items were collected (the
-    bytes read then), as pytest runs a Python module as it was imported; the edit counts
+    """The chosen behaviour: the run checks the scenario whose items were collected (as it
+    was read then), as pytest runs a Python module as it was imported; the edit counts
     from the next run on."""
     scenarios.write_trio()
     reversed_expectation = scenarios.low_confidence()

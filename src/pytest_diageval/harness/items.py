@@ -28,7 +28,6 @@ from pytest_diageval.harness.loader import (
     duplicate_id_error,
     load_scenario,
     load_scenario_world,
-    read_source,
     resolve_cassette_path,
 )
 from pytest_diageval.harness.markers import register_tag
@@ -97,8 +96,7 @@ class ScenarioFile(pytest.File):
             settings = run_settings(self.config)
         except SettingsError as error:
             raise ScenarioError(self.path, None, None, "", str(error)) from None
-        source = read_source(self.path)
-        scenario = load_scenario(self.path, source)
+        scenario = load_scenario(self.path)
         self._check_unique_id(scenario)
         roots = allowed_roots(self.config)
         load_scenario_world(scenario, self.path, roots=roots)
@@ -109,7 +107,7 @@ class ScenarioFile(pytest.File):
             must_exist=settings.record_mode == "none",
             roots=roots,
         )
-        return ScenarioOutline.of(scenario, source), cassette
+        return ScenarioOutline.of(scenario), cassette
 
     def _check_unique_id(self, scenario: Scenario) -> None:
         seen = self.config.stash.setdefault(SEEN_IDS_KEY, {})
@@ -152,8 +150,8 @@ class ScenarioNode(pytest.Collector):
     """One scenario; owns the (cached) run that all its expectation items check.
 
     From collection to its run it holds only the scenario's outline (see
-    :mod:`~pytest_diageval.harness.outline`); :attr:`scenario` parses the collected bytes when
-    the scenario runs, and :meth:`teardown` lets the parse go with the run.
+    :mod:`~pytest_diageval.harness.outline`); :attr:`scenario` unpacks the collected scenario
+    when it runs, and :meth:`teardown` lets it go with the run.
     """
 
     def __init__(self, *, outline: ScenarioOutline, cassette: Path | None, **kwargs: Any) -> None:
@@ -174,10 +172,10 @@ class ScenarioNode(pytest.Collector):
 
     @property
     def scenario(self) -> Scenario:
-        """The parsed scenario (parsed from the collected bytes on first use after collection
+        """The scenario as collected (unpacked from the outline on first use after collection
         or after :meth:`teardown`)."""
         if self._scenario is None:
-            self._scenario = load_scenario(self.path, self.outline.source)
+            self._scenario = self.outline.scenario()
         return self._scenario
 
     def collect(self) -> Iterator[ScenarioItem]:
@@ -231,7 +229,7 @@ class ScenarioNode(pytest.Collector):
         replays the scenario again (replays are deterministic). Recording modes keep the run:
         a second pass would record the model twice.
         """
-        self._scenario = None  # parsed again, from the same bytes, should it be needed
+        self._scenario = None  # unpacked again, should it be needed
         mode = self.record_mode or _configured_record_mode(self.config)
         if mode == "none":
             self._run = None
@@ -295,8 +293,7 @@ class ScenarioItem(pytest.Item):
 
     def _record_properties(self) -> None:
         summary = self.scenario_node.summary
-        for name in ("verdict", "score", "severity", "rounds"):
-            self.user_properties.append((f"diageval_{name}", summary[name]))
+        self.user_properties.extend((prop, summary[name]) for name, prop in _PROPERTIES)
 
     def repr_failure(
         self, excinfo: ExceptionInfo[BaseException], style: Any = None
@@ -328,6 +325,17 @@ class ScenarioItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"{self.scenario_node.scenario_id}::{self.key}"
+
+    def teardown(self) -> None:
+        """The check's outcome is on the item's report now; the item (which pytest keeps to
+        the end of the session) lets it go."""
+        self.outcome = None
+
+
+_PROPERTIES = tuple(
+    (name, f"diageval_{name}") for name in ("verdict", "score", "severity", "rounds")
+)
+"""Summary fields as junit properties; the names built once (every item keeps its own)."""
 
 
 def _configured_record_mode(config: pytest.Config) -> RecordMode:

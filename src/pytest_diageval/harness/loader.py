@@ -36,7 +36,6 @@ __all__ = [
     "duplicate_ids",
     "load_scenario",
     "load_scenario_world",
-    "read_source",
     "resolve_cassette_path",
     "resolve_world_spec",
 ]
@@ -86,14 +85,10 @@ _REQUIRED_KEYS = ", ".join(
 )
 
 
-def load_scenario(path: str | Path, source: bytes | None = None) -> Scenario:
-    """Read, parse and validate one scenario file; the id defaults to the file's stem.
-
-    ``source``: the file's bytes as read before (the plugin keeps them from collection to
-    the run, not the parsed scenario); the file is then not opened again.
-    """
+def load_scenario(path: str | Path) -> Scenario:
+    """Read, parse and validate one scenario file; the id defaults to the file's stem."""
     path = Path(path)
-    root, data = _parse(path, _read(path, source))
+    root, data = _parse(path, _read(path))
     if root is None or data is None:
         raise ScenarioError(
             path, 1, 1, "", f"the file is empty: a scenario needs at least {_REQUIRED_KEYS}"
@@ -123,18 +118,13 @@ def load_scenario(path: str | Path, source: bytes | None = None) -> Scenario:
     return scenario
 
 
-def read_source(path: Path) -> bytes:
-    """The scenario file's bytes; a :class:`ScenarioError` when it cannot be read."""
+def _read(path: Path) -> str:
     try:
-        return path.read_bytes()
+        raw = path.read_bytes()
     except OSError as error:
         raise ScenarioError(
             path, None, None, "", f"cannot read the file: {error.strerror}"
         ) from None
-
-
-def _read(path: Path, source: bytes | None) -> str:
-    raw = read_source(path) if source is None else source
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -1,14 +1,17 @@
-"""What a collected scenario keeps until it runs: its names and the file's bytes.
+"""What a collected scenario keeps until it runs: its names and its scenario, packed.
 
 A suite of thousands of scenarios is collected before the first one runs, so whatever a
 scenario node holds, the process holds thousands of times over. The parsed scenario (its
-script of model answers above all) is tens of kilobytes; the file it came from is a few. The
-node keeps the outline below and parses the bytes again when the scenario runs (the same bytes
-give the same scenario: parsing is deterministic), then lets the parse go with the run.
+script of model answers above all) is tens of kilobytes of small objects; pickled and
+compressed it is about one. The node keeps the outline below and unpacks the scenario when it
+runs (about 0.1 ms, against 2 ms to parse and validate the file again), then lets it go with
+the run. The pickle never leaves the process: it is this process's own validated object.
 """
 
 from __future__ import annotations
 
+import pickle
+import zlib
 from dataclasses import dataclass
 
 from pytest_diageval.harness.scenario import Scenario
@@ -18,25 +21,31 @@ __all__ = ["ScenarioOutline"]
 
 @dataclass(frozen=True, slots=True)
 class ScenarioOutline:
-    """A scenario's id, title, tags and expectation keys, and the bytes it was parsed from.
+    """A scenario's id, title, tags and expectation keys, and the scenario itself, packed.
 
-    The bytes are the file as collected: the run checks exactly the scenario whose items
-    were collected, even if the file is edited (or removed) in between, as pytest runs a
-    Python test module as it was imported.
+    The packed scenario is the file as collected: the run checks exactly the scenario whose
+    items were collected, even if the file is edited (or removed) in between, as pytest runs
+    a Python test module as it was imported.
     """
 
     scenario_id: str
     title: str
     tags: tuple[str, ...]
     expect_keys: tuple[str, ...]
-    source: bytes
+    packed: bytes
 
     @classmethod
-    def of(cls, scenario: Scenario, source: bytes) -> ScenarioOutline:
+    def of(cls, scenario: Scenario) -> ScenarioOutline:
         return cls(
             scenario_id=scenario.scenario_id,
             title=scenario.title,
             tags=tuple(scenario.tags),
             expect_keys=tuple(scenario.expect.present_keys()),
-            source=source,
+            packed=zlib.compress(pickle.dumps(scenario, protocol=pickle.HIGHEST_PROTOCOL)),
         )
+
+    def scenario(self) -> Scenario:
+        """The scenario as validated at collection (a new object on every call)."""
+        scenario = pickle.loads(zlib.decompress(self.packed))
+        assert isinstance(scenario, Scenario)
+        return scenario

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pytest_diageval.harness.scenario import Scenario
 
 __all__ = [
+    "RECORD_OPTIONS",
     "DiagevalReporter",
     "ScenarioSummaries",
     "audit_record",
@@ -33,6 +34,8 @@ __all__ = [
 ]
 
 VERDICTS = ("PASS", "LOW_CONFID", "REJECT")
+RECORD_OPTIONS = ("diageval_report", "diageval_html", "diageval_baseline")
+"""The options whose output holds every check's record and every scenario's audit trail."""
 NO_VERDICT = "—"
 
 
@@ -125,12 +128,15 @@ class ScenarioSummaries:
     results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Per scenario, every check that ran: name, outcome and its one-line message, and (for
     the HTML report) its expected, actual and evidence lines."""
+    keep_results: bool = True
+    """False when no output of :data:`RECORD_OPTIONS` is written: the terminal summary needs
+    the rows and the counts only, so the check records are not held to the end."""
 
     def add(self, payload: dict[str, Any], passed: bool, outcome: str | None = None) -> None:
         summary = payload["summary"]
         self.rows[summary["id"]] = summary
         (self.passed if passed else self.failed)[summary["id"]] += 1
-        if "key" in payload:
+        if "key" in payload and self.keep_results:
             self.results.setdefault(summary["id"], []).append(
                 {
                     "name": payload["key"],
@@ -220,7 +226,8 @@ class DiagevalReporter:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.summaries = ScenarioSummaries()
+        keep = any(config.getoption(name, None) for name in RECORD_OPTIONS)
+        self.summaries = ScenarioSummaries(keep_results=keep)
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -230,8 +237,15 @@ class DiagevalReporter:
         if not hasattr(self.config, "workerinput"):  # a worker has sent it to the controller
             self.summaries.add(payload, passed=report.passed, outcome=report.outcome)
         # pytest keeps every report to the end (terminal stats): the audit is on disk now
-        # (``summaries.audits``) or on its way to the controller; the report lets it go.
-        payload["audit"] = None
+        # (``summaries.audits``), the check's record in the summaries, or both on their way to
+        # the controller; the report keeps the scenario's row (one dict shared by the reports
+        # of its items, also on the controller) and its key.
+        summary = payload["summary"]
+        report.diageval = {  # type: ignore[attr-defined]
+            "summary": self.summaries.rows.get(summary["id"], summary),
+            "key": payload.get("key"),
+            "audit": None,
+        }
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         verbosity = self.config.get_verbosity()
