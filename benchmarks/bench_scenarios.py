@@ -128,7 +128,7 @@ def script(shape: Shape) -> list[dict[str, Any]]:
     fact["verification"] = "direct_evidence"
     fact["evidence_refs"] = [{"trace_ref": "trace-1", "source_invocation_ids": [1]}]
     verifier = {"verdict": "PASS", "groundedness_score": 1.0, "critical_fact_count": 1}
-    steps = [name for name, _ in tool_turns]
+    steps = list(dict.fromkeys(name for name, _ in tool_turns))  # a Plan has at most 4 steps
     return [
         {"stage": "planner", "content": {"plan": f"确认 {shape.alert}", "steps": steps}},
         *(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_diageval.core.yaml_limits import YamlLimitError, safe_load_limited
+from pytest_diageval.core.yaml_limits import YamlLimitError, may_contain_alias, safe_load_limited
 
 
 def _bomb(levels: int, width: int = 9) -> str:
@@ -57,3 +57,11 @@ def test_deep_nesting_without_aliases_is_not_a_recursion_problem() -> None:
     for _ in range(depth - 1):
         data = data[0]
     assert data == []
+
+
+def test_only_a_text_with_an_asterisk_can_hold_an_alias() -> None:
+    """The fast path: without ``*`` there is no alias, so no walk; with one, the walk runs
+    whatever else the text holds (an asterisk inside a string is enough to check)."""
+    assert may_contain_alias("a: &x 1\nb: [1, 2]\n") is False  # an anchor alone shares nothing
+    assert may_contain_alias("a: &x 1\nb: *x\n") is True
+    assert may_contain_alias("note: '**bold**'\n") is True

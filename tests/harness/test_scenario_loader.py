@@ -430,3 +430,18 @@ def test_a_scenario_built_without_the_loader_has_no_id() -> None:
     )
     with pytest.raises(ValueError, match="load it with load_scenario"):
         _ = scenario.scenario_id
+
+
+def test_an_alias_bomb_in_a_scenario_file_is_refused_at_its_line(tmp_path: Path) -> None:
+    """The loader walks the aliases of any file with a ``*`` (the walk is skipped only for
+    text that cannot hold an alias)."""
+    levels = ["l0: &l0 [x, x, x, x, x, x, x, x, x]\n"]
+    levels += [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]\n" for n in range(1, 9)]
+    path = tmp_path / "bomb.yaml"
+    path.write_text("".join(levels), encoding="utf-8")
+
+    with pytest.raises(ScenarioError) as excinfo:
+        load_scenario(path)
+
+    assert excinfo.value.line == 6
+    assert "YAML aliases expand this value to more than 200,000 values" in str(excinfo.value)

@@ -21,7 +21,7 @@ import yaml
 from pydantic import ValidationError
 
 from pytest_diageval.core.world import World, WorldError, available_worlds, load_world
-from pytest_diageval.core.yaml_limits import YamlLimitError, check_aliases
+from pytest_diageval.core.yaml_limits import YamlLimitError, check_aliases, may_contain_alias
 from pytest_diageval.harness import _errors
 from pytest_diageval.harness._errors import ScenarioProblem
 from pytest_diageval.harness.rerecord import rerecord_command
@@ -137,7 +137,7 @@ def _parse(path: Path, text: str) -> tuple[yaml.Node | None, Any]:
     loader = _Loader(text)
     try:
         root = loader.get_single_node()
-        if root is not None:
+        if root is not None and may_contain_alias(text):
             check_aliases(root)  # before anything walks the aliases: see core.yaml_limits
         return root, (loader.construct_document(root) if root is not None else None)
     except YamlLimitError as error:
