@@ -106,7 +106,7 @@ def test_auto_may_pick_a_message_which_is_generated_without_a_grammar() -> None:
     assert grammar_text(pick) == name_choice_grammar(["submit"], allow_message=True)
     assert message["prompt"].endswith("<|im_start|>assistant\nmessage:\n")
     assert message["grammar"] is None
-    assert message["max_tokens"] == llama_shim.MAX_TOKENS == 1024
+    assert message["max_tokens"] == llama_shim.MAX_TOKENS == 2048
     assert response["choices"][0]["message"] == {"role": "assistant", "content": "nothing to call"}
 
 
@@ -118,7 +118,7 @@ def test_a_named_function_is_generated_at_once_and_max_tokens_is_capped() -> Non
     )
     (call,) = llama.calls
     assert call["prompt"].endswith("functions.submit:\n")
-    assert call["max_tokens"] == 1024
+    assert call["max_tokens"] == 2048
     assert response["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "submit"
 
 

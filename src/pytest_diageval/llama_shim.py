@@ -63,7 +63,7 @@ __all__ = ["CHAT_FORMAT", "GENERATION_TIMEOUT", "MAX_TOKENS", "handler", "main"]
 CHAT_FORMAT = "diageval-chatml-tools"
 # An evidence contract needs several hundred tokens; an answer longer than this is never a
 # better one (and under a JSON grammar a 270M model makes about one token a second here).
-MAX_TOKENS = 1024
+MAX_TOKENS = 2048
 NAME_CHOICE_TOKENS = 32  # `functions.<name>:` is a handful of tokens
 GENERATION_TIMEOUT = timeout_from_env(os.environ)
 # What llama's completion takes from a chat request unchanged (the model: the name it reports).

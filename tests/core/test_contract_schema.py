@@ -105,8 +105,8 @@ def test_every_schema_valid_contract_parses_and_the_shape_follows_the_contract_m
     assert schema_allows(schema, empty)
     ExecutorContract.model_validate(empty)
     assert not schema_allows(schema, with_binding("query_logs", 1, "$.logs"))  # nothing yet
-    too_many = contract([with_binding("q", 1, "$")["claims"][0]] * 5, user_facing_answer="a")
-    assert SCHEMA_LIST_CAPS["claims"] == 4
+    too_many = contract([with_binding("q", 1, "$")["claims"][0]] * 4, user_facing_answer="a")
+    assert SCHEMA_LIST_CAPS["claims"] == 3
     assert not schema_allows(schema, too_many)
 
 

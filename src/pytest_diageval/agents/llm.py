@@ -81,7 +81,7 @@ __all__ = [
 Stage = Literal["planner", "executor", "verifier"]
 STAGES: tuple[Stage, ...] = get_args(Stage)
 
-STAGE_MAX_TOKENS: dict[Stage, int] = {"planner": 512, "executor": 1024, "verifier": 1024}
+STAGE_MAX_TOKENS: dict[Stage, int] = {"planner": 512, "executor": 2048, "verifier": 1536}
 """``max_tokens`` of every request, per stage: a model that runs away (a 270M model repeating
 ``"<step64>"``) is cut by the server instead of generating until its context is full. The
 executor's bound covers its largest answer, the contract."""

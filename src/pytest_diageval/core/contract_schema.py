@@ -43,14 +43,18 @@ __all__ = [
 SUBMIT_CONTRACT_FUNCTION = "submit_evidence_contract"
 ANSWER_VERSION = "2"
 SCHEMA_LIST_CAPS: dict[str, int] = {
-    "claims": 4,
-    "evidence_bindings": 6,
-    "hypotheses": 2,
-    "recommended_actions": 2,
-    "missing_info": 3,
-    "basis_claim_ids": 4,
+    "claims": 3,
+    "evidence_bindings": 3,
+    "hypotheses": 1,
+    "recommended_actions": 1,
+    "missing_info": 2,
+    "basis_claim_ids": 3,
 }
-"""How many items the schema offers per list (the parser accepts up to ``CONTRACT_LIST_CAPS``)."""
+"""How many items the schema offers per list (the parser accepts up to ``CONTRACT_LIST_CAPS``).
+
+Small on purpose: recorded against a grammar, Gemma 3 270M filled every list to the schema's
+cap with copies (four identical claims when four were allowed) and ran out of tokens before
+``user_facing_answer``; narrow questions allow two claims anyway (004's HARD-GATE)."""
 
 _DESCRIPTION = (
     "提交最终的证据归因契约（取证结束后调用一次）。每条 evidence_binding 只能引用本会话真实发生的"
