@@ -144,6 +144,4 @@ def test_tool_schemas_require_a_service_of_the_world_or_of_the_question() -> Non
     metrics = definitions["query_metrics"]
     assert metrics["required"] == ["service"]
     assert "HighMemoryUsage" in metrics["properties"]["alert_name"]["enum"]
-    assert "required" not in definitions["lookup_knowledge"] or definitions["lookup_knowledge"][
-        "required"
-    ] == ["query"]
+    assert definitions["lookup_knowledge"]["required"] == ["query"]  # untouched: no service

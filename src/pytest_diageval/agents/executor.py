@@ -155,8 +155,6 @@ def run_executor(
         if loop.stop is not None:
             stop = loop.stop
             break
-    else:
-        turn = budget.max_turns
     notice = BUDGET_EXHAUSTED_NOTICE if stop == "budget_exhausted" else REPEATED_ERROR_NOTICE
     messages.append({"role": "user", "content": notice})
     completion = llm.chat(
