@@ -215,6 +215,8 @@ def pytest_runtest_makereport(
     report = yield
     from pytest_diageval.harness.items import ScenarioItem
 
+    if isinstance(item, ScenarioItem):
+        item.share_report_fields(report)
     if isinstance(item, ScenarioItem) and call.when == "call":
         report.diageval = item_payload(item)  # type: ignore[attr-defined]
         if _wants_records(item.config):  # the JSON report and the HTML page list every check

@@ -209,3 +209,33 @@ def test_a_scenario_file_edited_after_collection_runs_as_collected(
     again = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:xdist", "-rA")
     again.assert_outcomes(passed=11, failed=2)  # the edit, from the next run on
     again.stdout.fnmatch_lines(["FAILED scenarios/low.yaml::memory-low-confidence::verdict*"])
+
+
+def test_the_reports_of_an_item_share_their_keywords_and_properties(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    scenarios.write_trio()
+    watcher = RunWatcher()
+
+    result = pytester.runpytest_inprocess("-p", "no:randomly", plugins=[watcher])
+
+    result.assert_outcomes(passed=13, failed=2)
+    by_item: dict[str, list[pytest.TestReport]] = {}
+    for report in watcher.reports:
+        by_item.setdefault(report.nodeid, []).append(report)
+    assert len(by_item) == 15
+    assert {len(reports) for reports in by_item.values()} == {3}
+    for nodeid, (setup, call, teardown) in by_item.items():
+        assert setup.keywords is call.keywords is teardown.keywords
+        assert nodeid.rsplit("::", 1)[1] in call.keywords  # still the item's own keywords
+        assert setup.user_properties == []
+        assert call.user_properties is teardown.user_properties
+        assert [name for name, _ in call.user_properties] == [
+            "diageval_verdict",
+            "diageval_score",
+            "diageval_severity",
+            "diageval_rounds",
+        ]
+    # One set of property tuples per scenario, whatever its number of items.
+    tuples = {id(prop) for reports in by_item.values() for prop in reports[1].user_properties}
+    assert len(tuples) == 3 * 4

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +161,7 @@ class ScenarioNode(pytest.Collector):
         self._scenario: Scenario | None = None
         self._run: ScenarioRun | None = None
         self._summary: dict[str, Any] | None = None
+        self._properties: tuple[tuple[str, object], ...] = ()
         self.audit_reported = False
         self.failures = ScenarioFailures()
         self.record_mode: RecordMode | None = None
@@ -208,6 +209,7 @@ class ScenarioNode(pytest.Collector):
         """Drop the cached run, so the next :meth:`run` runs the scenario again."""
         self._run = None
         self._summary = None
+        self._properties = ()
 
     def recording_metadata(self) -> RecordingMetadata | None:
         """What the scenario's cassette was recorded with (None: scripted or unreadable)."""
@@ -220,6 +222,14 @@ class ScenarioNode(pytest.Collector):
             self.run()
         assert self._summary is not None
         return self._summary
+
+    @property
+    def properties(self) -> tuple[tuple[str, object], ...]:
+        """The summary as junit properties, built once: every item of the scenario (and
+        each of their reports, which pytest keeps to the end) lists the same tuples."""
+        if not self._properties:
+            self._properties = tuple((prop, self.summary[name]) for name, prop in _PROPERTIES)
+        return self._properties
 
     def teardown(self) -> None:
         """pytest leaves the scenario (its last selected item has run): release the run.
@@ -250,6 +260,7 @@ class ScenarioItem(pytest.Item):
         self.outcome: CheckOutcome | None = None
         self.shown_under: str | None = None
         """The item that shows what this item's scenario shares (None: this one does)."""
+        self._report_keywords: Mapping[str, Any] = {}
 
     @property
     def scenario_node(self) -> ScenarioNode:
@@ -292,8 +303,18 @@ class ScenarioItem(pytest.Item):
         return str(self.config.getoption("tbstyle", "auto"))
 
     def _record_properties(self) -> None:
-        summary = self.scenario_node.summary
-        self.user_properties.extend((prop, summary[name]) for name, prop in _PROPERTIES)
+        self.user_properties.extend(self.scenario_node.properties)
+
+    def share_report_fields(self, report: pytest.TestReport) -> None:
+        """Let the item's reports share what is equal among them (pytest builds a keywords
+        dict and a property list for each of the three, and keeps every report to the end
+        of the session: a suite's memory grew by them)."""
+        if self._report_keywords == report.keywords:
+            report.keywords = self._report_keywords
+        else:
+            self._report_keywords = report.keywords
+        if report.user_properties and report.user_properties == self.user_properties:
+            report.user_properties = self.user_properties
 
     def repr_failure(
         self, excinfo: ExceptionInfo[BaseException], style: Any = None
@@ -335,7 +356,7 @@ class ScenarioItem(pytest.Item):
 _PROPERTIES = tuple(
     (name, f"diageval_{name}") for name in ("verdict", "score", "severity", "rounds")
 )
-"""Summary fields as junit properties; the names built once (every item keeps its own)."""
+"""Summary fields as junit properties (summary key, property name)."""
 
 
 def _configured_record_mode(config: pytest.Config) -> RecordMode:
