@@ -40,6 +40,7 @@ import openai
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
 
 from pytest_diageval.agents.llm import LLM, STAGE_HEADER, LLMConfig, Stage
+from pytest_diageval.agents.token_estimate import estimated_tokens, prompt_tokens
 from pytest_diageval.core.contract_schema import SUBMIT_CONTRACT_FUNCTION
 from pytest_diageval.core.store import stable_json
 
@@ -187,7 +188,7 @@ class ScriptedTransport(httpx2.BaseTransport):
         self.requests.append(recorded)
         try:
             index = self._claim_entry(recorded)
-            payload = self._answer(index, recorded.body)
+            payload = self._answer(index, recorded)
         except ScriptError as exc:
             self.errors.append(exc)
             raise
@@ -242,8 +243,9 @@ class ScriptedTransport(httpx2.BaseTransport):
         self._served = number
         return number - 1
 
-    def _answer(self, index: int, body: Mapping[str, Any]) -> dict[str, Any]:
+    def _answer(self, index: int, recorded: RecordedRequest) -> dict[str, Any]:
         entry = self.entries[index]
+        body = recorded.body
         forced = _answering_function(body)
         if entry.raw_arguments is not None:
             if forced is None:
@@ -271,7 +273,8 @@ class ScriptedTransport(httpx2.BaseTransport):
             text = entry.raw if entry.raw is not None else stable_json(entry.content)
             message = {"role": "assistant", "content": text}
             finish_reason = "stop"
-        return _completion(index + 1, body, message, finish_reason)
+        prompt = prompt_tokens(recorded.content.decode("utf-8"), body)
+        return _completion(index + 1, body, message, finish_reason, prompt)
 
 
 def scripted_llm(
@@ -369,11 +372,14 @@ def _tool_call(call_id: str, name: str, arguments: Mapping[str, Any] | str) -> d
 
 
 def _completion(
-    number: int, body: Mapping[str, Any], message: dict[str, Any], finish_reason: str
+    number: int,
+    body: Mapping[str, Any],
+    message: dict[str, Any],
+    finish_reason: str,
+    prompt_tokens: int,
 ) -> dict[str, Any]:
     """A valid ``chat.completion`` object; nothing in it depends on time or chance."""
-    prompt = estimated_tokens({key: body.get(key) for key in ("messages", "tools")})
-    completion = estimated_tokens(message)
+    completion_tokens = estimated_tokens(message)
     return {
         "id": f"chatcmpl-scripted-{number}",
         "object": "chat.completion",
@@ -383,17 +389,8 @@ def _completion(
             {"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}
         ],
         "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
         },
     }
-
-
-def estimated_tokens(value: Any) -> int:
-    """The scripted model's usage: one token per four characters of the JSON, rounded up.
-
-    Only an estimate (no tokenizer is involved), but a deterministic one, so a scripted
-    scenario's token budget catches a prompt that grows.
-    """
-    return -(-len(stable_json(value)) // 4)

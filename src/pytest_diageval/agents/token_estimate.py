@@ -1,0 +1,48 @@
+"""The scripted model's token usage: one token per four characters of JSON, rounded up.
+
+Only an estimate (no tokenizer is involved), but a deterministic one, so a scripted
+scenario's token budget catches a prompt that grows. A request's prompt tokens are the
+estimate of its ``messages`` and ``tools``; an answer's completion tokens that of its message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_diageval.core.store import stable_json
+
+__all__ = ["PROMPT_KEYS", "estimated_tokens", "prompt_tokens"]
+
+PROMPT_KEYS = ("messages", "tools")
+"""The members of a request that its prompt tokens count."""
+
+
+def estimated_tokens(value: Any) -> int:
+    """One token per four characters of ``stable_json(value)``, rounded up."""
+    return -(-len(stable_json(value)) // 4)
+
+
+def prompt_tokens(text: str, body: Mapping[str, Any]) -> int:
+    """``estimated_tokens({"messages": …, "tools": …})`` of a request, read off its text.
+
+    ``text`` is the request as the openai SDK sends it: compact JSON (``ensure_ascii=False``,
+    separators ``,`` and ``:``) of ``body``. Text like that is exactly as long as
+    ``stable_json`` of the same value, because sorting keys moves characters and never adds
+    any; so the estimate's text is the request's length minus its other members (model,
+    max_tokens, tool_choice: a few short values). The messages and tools, most of a request
+    and longer with every executor turn, are not serialised again.
+    """
+    if not body:
+        return estimated_tokens(dict.fromkeys(PROMPT_KEYS))
+    # An object is '{', its members joined by ',', '}'; a member is '"key":' and the value.
+    members = len(text) - 2 - (len(body) - 1)
+    members -= sum(
+        _member_length(key, value) for key, value in body.items() if key not in PROMPT_KEYS
+    )
+    members += sum(_member_length(key, None) for key in PROMPT_KEYS if key not in body)
+    return -(-(2 + len(PROMPT_KEYS) - 1 + members) // 4)
+
+
+def _member_length(key: str, value: Any) -> int:
+    return len(stable_json(key)) + 1 + len(stable_json(value))
