@@ -35,14 +35,14 @@ def prompt_tokens(text: str, body: Mapping[str, Any]) -> int:
     """
     if not body:
         return estimated_tokens(dict.fromkeys(PROMPT_KEYS))
-    # An object is '{', its members joined by ',', '}'; a member is '"key":' and the value.
-    members = len(text) - 2 - (len(body) - 1)
-    members -= sum(
-        _member_length(key, value) for key, value in body.items() if key not in PROMPT_KEYS
-    )
-    members += sum(_member_length(key, None) for key in PROMPT_KEYS if key not in body)
-    return -(-(2 + len(PROMPT_KEYS) - 1 + members) // 4)
+    # An object is '{', its members joined by ',', '}'; a member is '"key":' and its value.
+    counted = len(text) - 2 - (len(body) - 1)
+    counted -= _members_length({k: v for k, v in body.items() if k not in PROMPT_KEYS})
+    absent = {key: None for key in PROMPT_KEYS if key not in body}
+    length = 2 + len(PROMPT_KEYS) - 1 + counted + _members_length(absent)
+    return -(-length // 4)
 
 
-def _member_length(key: str, value: Any) -> int:
-    return len(stable_json(key)) + 1 + len(stable_json(value))
+def _members_length(members: Mapping[str, Any]) -> int:
+    """The characters of an object's members in compact JSON: all but braces and commas."""
+    return len(stable_json(members)) - 2 - max(len(members) - 1, 0)
