@@ -190,7 +190,7 @@ class ChatService:
         gatekeeper = verifier_input.gatekeeper_result
         if verifier.output is None:
             return fallback_decision(verifier.failure or "verifier gave no output", gatekeeper)
-        invocations = self.store.list_invocations(session.session_id)
+        invocations = session.recorder.invocations()  # the stored rows, kept in memory
         contract = verifier_input.executor_structured_output
         return derive_verdict(
             verifier.output,
@@ -288,7 +288,7 @@ class ChatService:
                 "answer_kind": None if last is None else last.route.action,
                 "final_answer": answer,
                 "composer_output": composer,
-                "invocations": self.store.list_invocations(session.session_id),
+                "invocations": session.recorder.invocations(),
                 "step_count": stored["step_count"],
                 "tool_call_count": stored["tool_call_count"],
             }
