@@ -204,3 +204,28 @@ def test_a_memory_store_has_the_file_stores_schema_and_its_own_rows(tmp_path: Pa
     with pytest.raises(StoreError, match="no diagnosis_session with id 's1'"):
         second.get_session("s1")  # every memory store starts empty
     assert Store()._conn.execute("SELECT COUNT(*) FROM agent_step").fetchone()[0] == 0
+
+
+def test_several_channels_change_in_one_write_and_a_bad_name_changes_none() -> None:
+    store = Store()
+    store.create_session("s1", "q", NOW)
+    store.update_self_evaluation("s1", "rule_evaluation", {"score": 0.5})
+    seen: list[object] = []
+
+    def bump(old: object) -> object:
+        seen.append(old)
+        return {"score": 0.9}
+
+    store.modify_self_evaluation_channels(
+        "s1", {"rule_evaluation": bump, "verifier_evaluation": lambda old: {"was": old}}
+    )
+    assert seen == [{"score": 0.5}]
+    assert store.get_session("s1")["self_evaluation"] == {
+        "rule_evaluation": {"score": 0.9},
+        "verifier_evaluation": {"was": None},
+    }
+    with pytest.raises(StoreError, match="unknown self_evaluation channel 'verdict'"):
+        store.modify_self_evaluation_channels(
+            "s1", {"rule_evaluation": lambda old: {}, "verdict": lambda old: 1}
+        )
+    assert store.get_session("s1")["self_evaluation"]["rule_evaluation"] == {"score": 0.9}

@@ -15,7 +15,7 @@ import functools
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
@@ -169,11 +169,19 @@ class Store:
         writers never lose each other's updates. The container object is created only when
         the column is NULL; it is never replaced whole once it exists.
         """
-        if channel not in SELF_EVALUATION_CHANNELS:
-            raise StoreError(
-                f"unknown self_evaluation channel {channel!r};"
-                f" allowed: {', '.join(SELF_EVALUATION_CHANNELS)}"
-            )
+        self.modify_self_evaluation_channels(session_id, {channel: update})
+
+    def modify_self_evaluation_channels(
+        self, session_id: str, updates: Mapping[str, Callable[[Any], Any]]
+    ) -> None:
+        """:meth:`modify_self_evaluation` of several channels, in one transaction: the
+        container is read, parsed and written once (it holds every round's audit record)."""
+        for channel in updates:
+            if channel not in SELF_EVALUATION_CHANNELS:
+                raise StoreError(
+                    f"unknown self_evaluation channel {channel!r};"
+                    f" allowed: {', '.join(SELF_EVALUATION_CHANNELS)}"
+                )
         with self._transaction() as conn:
             row = conn.execute(
                 "SELECT self_evaluation FROM diagnosis_session WHERE id = ?", (session_id,)
@@ -181,7 +189,8 @@ class Store:
             if row is None:
                 raise StoreError(f"no diagnosis_session with id {session_id!r}")
             container = {} if row[0] is None else json.loads(row[0])
-            container[channel] = update(container.get(channel))
+            for channel, update in updates.items():
+                container[channel] = update(container.get(channel))
             conn.execute(
                 "UPDATE diagnosis_session SET self_evaluation = ? WHERE id = ?",
                 (stable_json(container), session_id),
