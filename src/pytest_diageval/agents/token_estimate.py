@@ -45,4 +45,6 @@ def prompt_tokens(text: str, body: Mapping[str, Any]) -> int:
 
 def _members_length(members: Mapping[str, Any]) -> int:
     """The characters of an object's members in compact JSON: all but braces and commas."""
+    if not members:
+        return 0
     return len(stable_json(members)) - 2 - max(len(members) - 1, 0)
