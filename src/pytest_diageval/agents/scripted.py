@@ -30,6 +30,7 @@ left unused each raise :class:`ScriptError`. Entry numbers in messages are 1-bas
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -161,11 +162,16 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     content: bytes
-    body: Any
 
     @property
     def stage(self) -> str | None:
         return self.headers.get(STAGE_HEADER.lower())
+
+    @functools.cached_property
+    def body(self) -> Any:
+        """The parsed JSON body (None when it is none); parsed when first asked for, so a
+        run keeps its requests' text, not thousands of parsed objects per request."""
+        return _parsed(self.content)
 
 
 class ScriptedTransport(httpx2.BaseTransport):
@@ -186,9 +192,10 @@ class ScriptedTransport(httpx2.BaseTransport):
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         recorded = _record(request)
         self.requests.append(recorded)
+        body = _parsed(recorded.content)  # this answer's own copy, released after it
         try:
-            index = self._claim_entry(recorded)
-            payload = self._answer(index, recorded)
+            index = self._claim_entry(recorded, body)
+            payload = self._answer(index, recorded, body)
         except ScriptError as exc:
             self.errors.append(exc)
             raise
@@ -218,13 +225,13 @@ class ScriptedTransport(httpx2.BaseTransport):
                 f"{unused[0].stage!r} next, but the run made no further request"
             )
 
-    def _claim_entry(self, recorded: RecordedRequest) -> int:
+    def _claim_entry(self, recorded: RecordedRequest, body: Any) -> int:
         if recorded.method != "POST" or not recorded.path.endswith(_COMPLETIONS_SUFFIX):
             raise ScriptError(
                 f"scripted model only answers POST …{_COMPLETIONS_SUFFIX}; "
                 f"got {recorded.method} {recorded.path}"
             )
-        if not isinstance(recorded.body, dict):
+        if not isinstance(body, dict):
             raise ScriptError("scripted model got a request whose body is not a JSON object")
         number = self._served + 1
         if self._served >= len(self.entries):
@@ -243,9 +250,10 @@ class ScriptedTransport(httpx2.BaseTransport):
         self._served = number
         return number - 1
 
-    def _answer(self, index: int, recorded: RecordedRequest) -> dict[str, Any]:
+    def _answer(
+        self, index: int, recorded: RecordedRequest, body: Mapping[str, Any]
+    ) -> dict[str, Any]:
         entry = self.entries[index]
-        body = recorded.body
         forced = _answering_function(body)
         if entry.raw_arguments is not None:
             if forced is None:
@@ -307,18 +315,19 @@ def _number_tool_calls(entries: Sequence[ScriptEntry]) -> list[list[str]]:
 
 
 def _record(request: httpx2.Request) -> RecordedRequest:
-    content = request.read()
-    try:
-        body = json.loads(content) if content else None
-    except ValueError:
-        body = None  # _claim_entry reports it, after the request has been recorded
     return RecordedRequest(
         method=request.method,
         path=request.url.path,
         headers={key.lower(): value for key, value in request.headers.items()},
-        content=content,
-        body=body,
+        content=request.read(),
     )
+
+
+def _parsed(content: bytes) -> Any:
+    try:
+        return json.loads(content) if content else None
+    except ValueError:
+        return None  # _claim_entry reports it, after the request has been recorded
 
 
 def structured_answer_call(
