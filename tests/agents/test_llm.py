@@ -340,3 +340,43 @@ def test_sdk_retries_server_errors_and_says_so_in_a_header() -> None:
         llm.chat(QUERY, stage="executor", round=1)
     assert [r.headers["x-stainless-retry-count"] for r in seen] == ["0", "1"]
     assert seen[0].content == seen[1].content
+
+
+def _cut_at_max_tokens(request: httpx2.Request) -> httpx2.Response:
+    body = json.loads(request.content)
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "Plan", "arguments": '{"plan": "确认告'},
+    }
+    return httpx2.Response(
+        200,
+        json={
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "length",
+                    "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                }
+            ],
+        },
+    )
+
+
+def test_an_answer_cut_at_max_tokens_is_invalid_at_once_and_never_re_asked() -> None:
+    seen: list[httpx2.Request] = []
+
+    def counting(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return _cut_at_max_tokens(request)
+
+    llm = _failing_llm(httpx2.MockTransport(counting), structured_max_retries=3)
+    with pytest.raises(StructuredOutputError) as excinfo:
+        llm.structured(Plan, QUERY, stage="planner", round=1)
+    assert (excinfo.value.attempts, excinfo.value.last_raw) == (1, '{"plan": "确认告')
+    assert excinfo.value.detail == "The output is incomplete due to a max_tokens length limit."
+    assert len(seen) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import instructor
 from pydantic import BaseModel, Field
 
 from pytest_diageval.agents.llm import STAGE_MAX_TOKENS, instructor_model
@@ -40,10 +41,11 @@ def _through_facade() -> ScriptedTransport:
 
 
 def _through_plain_instructor() -> ScriptedTransport:
-    """What instructor sends when handed the plain model, as the facade did before."""
+    """What instructor's own client sends when handed the plain model."""
     llm, transport = scripted_llm(SCRIPT)
     with llm:
-        answer = llm._instructor.chat.completions.create(
+        client = instructor.from_openai(llm.client, mode=instructor.Mode.TOOLS)
+        answer = client.chat.completions.create(
             response_model=Plan,
             messages=QUERY,
             max_retries=1,

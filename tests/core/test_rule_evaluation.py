@@ -307,3 +307,25 @@ def test_both_evaluation_channels_survive_each_others_writes(store: Store) -> No
     assert container["rule_evaluation"]["evidence_score"] == 0.8
     assert container["verifier_evaluation"]["gatekeeper_result"]["severity"] == "low_confid"
     assert [r["round"] for r in container["verifier_evaluation"]["rounds"]] == [1]
+
+
+def test_a_round_and_its_rule_evaluation_are_written_in_one_go_as_one_by_one(
+    store: Store,
+) -> None:
+    _row(store, "query_metrics", "supported", MEMORY_ALERT)
+    one_by_one = Store()
+    one_by_one.create_session("s1", "q", NOW)
+    _row(one_by_one, "query_metrics", "supported", MEMORY_ALERT)
+    for round, gate in ((1, GATE_LOW), (2, GATE_PASS)):
+        record = _record(round, gate, [])
+        rules = evaluate_rows(store.list_invocations("s1")).model_dump(mode="json")
+        persist_verifier_evaluation(store, "s1", record, rule_evaluation=rules)
+        persist_verifier_evaluation(one_by_one, "s1", record)
+        EvaluationService(one_by_one).persist("s1")
+        assert (
+            store.get_session("s1")["self_evaluation"]
+            == one_by_one.get_session("s1")["self_evaluation"]
+        )
+    container = store.get_session("s1")["self_evaluation"]
+    assert container["rule_evaluation"]["tool_call_count"] == 1
+    assert [r["round"] for r in container["verifier_evaluation"]["rounds"]] == [1, 2]

@@ -179,3 +179,53 @@ def test_modify_channel_sees_the_old_value_inside_the_same_transaction() -> None
     store.modify_self_evaluation("s1", "verifier_evaluation", append_round)
     assert seen == [None, {"rounds": [1]}]
     assert store.get_session("s1")["self_evaluation"] == {"verifier_evaluation": {"rounds": [1, 2]}}
+
+
+def _schema(store: Store) -> list[tuple[str, ...]]:
+    rows = store._conn.execute(
+        "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"
+    ).fetchall()
+    return [tuple(row) for row in rows]
+
+
+def test_a_memory_store_has_the_file_stores_schema_and_its_own_rows(tmp_path: Path) -> None:
+    on_disk, first, second = Store(tmp_path / "audit.db"), Store(), Store()
+    assert _schema(first) == _schema(on_disk)
+    assert [name for _, name, _, _ in _schema(first)] == [
+        "agent_step",
+        "diagnosis_session",
+        "sqlite_autoindex_diagnosis_session_1",
+        "tool_invocation",
+        "tool_invocation_session",
+    ]
+    first.create_session("s1", "q", "2026-07-08T11:17:00+08:00")
+    first.add_agent_step("s1", round=1, agent="planner", input={"a": 1}, output={"b": 2})
+    assert first.get_session("s1")["step_count"] == 1
+    with pytest.raises(StoreError, match="no diagnosis_session with id 's1'"):
+        second.get_session("s1")  # every memory store starts empty
+    assert Store()._conn.execute("SELECT COUNT(*) FROM agent_step").fetchone()[0] == 0
+
+
+def test_several_channels_change_in_one_write_and_a_bad_name_changes_none() -> None:
+    store = Store()
+    store.create_session("s1", "q", NOW)
+    store.update_self_evaluation("s1", "rule_evaluation", {"score": 0.5})
+    seen: list[object] = []
+
+    def bump(old: object) -> object:
+        seen.append(old)
+        return {"score": 0.9}
+
+    store.modify_self_evaluation_channels(
+        "s1", {"rule_evaluation": bump, "verifier_evaluation": lambda old: {"was": old}}
+    )
+    assert seen == [{"score": 0.5}]
+    assert store.get_session("s1")["self_evaluation"] == {
+        "rule_evaluation": {"score": 0.9},
+        "verifier_evaluation": {"was": None},
+    }
+    with pytest.raises(StoreError, match="unknown self_evaluation channel 'verdict'"):
+        store.modify_self_evaluation_channels(
+            "s1", {"rule_evaluation": lambda old: {}, "verdict": lambda old: 1}
+        )
+    assert store.get_session("s1")["self_evaluation"]["rule_evaluation"] == {"score": 0.9}

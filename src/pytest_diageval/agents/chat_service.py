@@ -36,7 +36,7 @@ from pytest_diageval.core.contracts import GatekeeperResult, RetryContext, Verif
 from pytest_diageval.core.gatekeeper import Gatekeeper, parse_failure_result
 from pytest_diageval.core.recorder import ToolInvocationRecorder
 from pytest_diageval.core.routing import build_retry_context, decide_route
-from pytest_diageval.core.rule_evaluation import EvaluationService
+from pytest_diageval.core.rule_evaluation import evaluate_rows
 from pytest_diageval.core.store import Store
 from pytest_diageval.core.tool_arguments import constrained_tool_definitions
 from pytest_diageval.core.tools import Toolbox
@@ -157,8 +157,9 @@ class ChatService:
             route=route,
             fallback_reason=verifier.failure,
         )
-        persist_verifier_evaluation(self.store, session.session_id, record)
-        EvaluationService(self.store).persist(session.session_id)
+        # The rule channel as EvaluationService.persist writes it, in the same transaction.
+        rules = evaluate_rows(session.recorder.invocations()).model_dump(mode="json")
+        persist_verifier_evaluation(self.store, session.session_id, record, rule_evaluation=rules)
         return RoundResult(
             round=round_number,
             retry_context=retry_context,
@@ -190,7 +191,7 @@ class ChatService:
         gatekeeper = verifier_input.gatekeeper_result
         if verifier.output is None:
             return fallback_decision(verifier.failure or "verifier gave no output", gatekeeper)
-        invocations = self.store.list_invocations(session.session_id)
+        invocations = session.recorder.invocations()  # the stored rows, kept in memory
         contract = verifier_input.executor_structured_output
         return derive_verdict(
             verifier.output,
@@ -288,7 +289,7 @@ class ChatService:
                 "answer_kind": None if last is None else last.route.action,
                 "final_answer": answer,
                 "composer_output": composer,
-                "invocations": self.store.list_invocations(session.session_id),
+                "invocations": session.recorder.invocations(),
                 "step_count": stored["step_count"],
                 "tool_call_count": stored["tool_call_count"],
             }

@@ -39,15 +39,15 @@ kept for the audit).
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar, cast, get_args
 
 import httpx2
-import instructor
 import openai
-from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
-from instructor.core.hooks import Hooks
+from instructor.core.exceptions import AsyncValidationError, ResponseParsingError
+from instructor.v2 import Mode, ModeHandlers, Provider, mode_registry
 from instructor.v2.core.response_model import prepare_response_model
 from openai.types.chat import (
     ChatCompletion,
@@ -57,7 +57,7 @@ from openai.types.chat import (
     ChatCompletionToolChoiceOptionParam,
     ChatCompletionToolUnionParam,
 )
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_diageval.core.store import stable_json
 
@@ -199,12 +199,11 @@ def assistant_message(message: ChatCompletionMessage) -> dict[str, Any]:
 
 
 class LLM:
-    """The facade the agents call; owns one ``openai`` client and its instructor wrapper."""
+    """The facade the agents call; owns one ``openai`` client (instructor works per call)."""
 
     def __init__(self, config: LLMConfig, *, transport: httpx2.BaseTransport | None = None):
         self.config = config
         self.client = make_openai_client(config, transport)
-        self._instructor = instructor.from_openai(self.client, mode=instructor.Mode.TOOLS)
 
     def close(self) -> None:
         self.client.close()
@@ -261,55 +260,74 @@ class LLM:
         (it appends the invalid answer and the validation error to the conversation).
         """
         headers = stage_headers(stage, round)
-        # A per-call hook sees every completion, whichever way instructor fails afterwards.
-        completions: list[ChatCompletion] = []
-        hooks = Hooks()
-        hooks.on("completion:response", completions.append)
-        try:
-            return self._instructor.chat.completions.create(
-                response_model=instructor_model(response_model),
-                messages=_message_params(messages),
-                max_retries=self.config.structured_max_retries,
-                hooks=hooks,
-                model=self.config.model,
-                temperature=self.config.temperature,
-                max_tokens=STAGE_MAX_TOKENS[stage],
-                extra_headers=headers,
-            )
-        except (InstructorRetryException, IncompleteOutputException) as exc:
-            failure = self._structured_failure(
-                exc, completions, response_model.__name__, stage, round
-            )
-            if failure is exc.__cause__:
-                raise failure from None  # surfaces as itself; "from exc" would make a cycle
-            raise failure from exc
+        prepared, additions = _structured_request(response_model)
+        handlers = _tools_handlers()
+        request: dict[str, Any] = {
+            "model": self.config.model,
+            "temperature": self.config.temperature,
+            "max_tokens": STAGE_MAX_TOKENS[stage],
+            "extra_headers": headers,
+            **additions,
+            # A list of our own: instructor's re-ask appends to it.
+            "messages": _converted_messages(handlers, messages),
+        }
+        attempts = 1 + self.config.structured_max_retries
+        for attempt in range(1, attempts + 1):
+            completion = self._create(request, stage=stage, round=round)
+            try:
+                parsed = handlers.response_parser(
+                    response=completion,
+                    response_model=prepared,
+                    validation_context=None,
+                    strict=True,  # what instructor's create passes by default
+                    stream=False,
+                    is_async=False,
+                )
+            except _REASKED_ERRORS as exc:
+                if attempt == attempts:
+                    raise self._invalid(
+                        exc, completion, response_model, attempt, stage=stage, round=round
+                    ) from exc
+                request = handlers.reask_handler(kwargs=request, response=completion, exception=exc)
+            except Exception as exc:  # cut at max_tokens, a refusal: instructor never re-asks
+                raise self._invalid(
+                    exc, completion, response_model, attempt, stage=stage, round=round
+                ) from exc
+            else:
+                return cast(ModelT, parsed)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _structured_failure(
-        self,
-        exc: Exception,
-        completions: Sequence[ChatCompletion],
-        model_name: str,
-        stage: str,
+    def _create(self, request: Mapping[str, Any], *, stage: Stage, round: int) -> ChatCompletion:
+        """One completion for a structured answer; nothing usable is :class:`LLMUnavailable`.
+
+        Other client errors (the scripted model's ``ScriptError``) surface as themselves.
+        """
+        try:
+            completion: ChatCompletion = self.client.chat.completions.create(**request)
+        except openai.APIError as exc:
+            raise LLMUnavailable(self._describe(exc), stage=stage, round=round) from exc
+        if not completion.choices:
+            raise LLMUnavailable("the response has no choices", stage=stage, round=round)
+        return completion
+
+    @staticmethod
+    def _invalid(
+        reason: Exception,
+        last: ChatCompletion,
+        model: type[BaseModel],
+        attempts: int,
+        *,
+        stage: Stage,
         round: int,
-    ) -> Exception:
-        """Sort an instructor failure into unavailable / invalid / a non-API client error."""
-        cause = exc.__cause__
-        if isinstance(cause, openai.APIError):
-            return LLMUnavailable(self._describe(cause), stage=stage, round=round)
-        if isinstance(cause, openai.OpenAIError):
-            # Not a server problem but a client-side one (e.g. the scripted model's
-            # ScriptError): it must surface as itself, not as a model failure.
-            return cause
-        if completions and not completions[-1].choices:
-            return LLMUnavailable("the response has no choices", stage=stage, round=round)
-        reason = cause or exc
+    ) -> StructuredOutputError:
+        """The answer stayed invalid: the reason, and what the model last said, for the audit."""
         return StructuredOutputError(
             str(reason).strip() or type(reason).__name__,
             stage=stage,
             round=round,
-            response_model=model_name,
-            attempts=len(completions),
-            last_raw=_raw_text(completions[-1]) if completions else None,
+            response_model=model.__name__,
+            attempts=attempts,
+            last_raw=_raw_text(last),
         )
 
     def _describe(self, exc: openai.APIError) -> str:
@@ -342,6 +360,48 @@ def _prepared_model(response_model: type[BaseModel]) -> type[BaseModel]:
     prepared = prepare_response_model(response_model)
     assert prepared is not None
     return prepared
+
+
+# instructor's own create (``instructor.from_openai``) re-checks the response model graph
+# for async validators seven times per call and prepares the request anew each time; with
+# the same public handlers of its TOOLS mode, both happen once per model and process, and
+# the request, the parse (strict, as instructor's create) and the re-ask stay instructor's.
+_REASKED_ERRORS = (
+    ValidationError,
+    json.JSONDecodeError,
+    AsyncValidationError,
+    ResponseParsingError,
+)
+"""What instructor's own retry loop answers with a re-ask (``_RETRYABLE_PARSE_ERRORS``)."""
+
+
+@functools.cache
+def _tools_handlers() -> ModeHandlers:
+    return mode_registry.get_handlers(Provider.OPENAI, Mode.TOOLS)
+
+
+@functools.cache
+def _structured_request(
+    response_model: type[BaseModel],
+) -> tuple[type[BaseModel], Mapping[str, Any]]:
+    """The prepared model, and what TOOLS mode adds to each request for it (``tools``,
+    ``tool_choice``): built once; never mutated (the SDK and the re-ask copy what they
+    change)."""
+    prepared, additions = _tools_handlers().request_handler(
+        response_model=_prepared_model(response_model), kwargs={}
+    )
+    additions.pop("messages")
+    return prepared, additions
+
+
+def _converted_messages(
+    handlers: ModeHandlers, messages: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    params = [dict(message) for message in messages]
+    if handlers.message_converter is None:
+        return params
+    converted: list[dict[str, Any]] = handlers.message_converter(params, autodetect_images=False)
+    return converted
 
 
 def _raw_text(completion: ChatCompletion) -> str | None:

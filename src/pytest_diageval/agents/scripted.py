@@ -30,6 +30,7 @@ left unused each raise :class:`ScriptError`. Entry numbers in messages are 1-bas
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ import openai
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
 
 from pytest_diageval.agents.llm import LLM, STAGE_HEADER, LLMConfig, Stage
+from pytest_diageval.agents.token_estimate import estimated_tokens, prompt_tokens
 from pytest_diageval.core.contract_schema import SUBMIT_CONTRACT_FUNCTION
 from pytest_diageval.core.store import stable_json
 
@@ -160,11 +162,16 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     content: bytes
-    body: Any
 
     @property
     def stage(self) -> str | None:
         return self.headers.get(STAGE_HEADER.lower())
+
+    @functools.cached_property
+    def body(self) -> Any:
+        """The parsed JSON body (None when it is none); parsed when first asked for, so a
+        run keeps its requests' text, not thousands of parsed objects per request."""
+        return _parsed(self.content)
 
 
 class ScriptedTransport(httpx2.BaseTransport):
@@ -185,9 +192,10 @@ class ScriptedTransport(httpx2.BaseTransport):
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         recorded = _record(request)
         self.requests.append(recorded)
+        body = _parsed(recorded.content)  # this answer's own copy, released after it
         try:
-            index = self._claim_entry(recorded)
-            payload = self._answer(index, recorded.body)
+            index = self._claim_entry(recorded, body)
+            payload = self._answer(index, recorded, body)
         except ScriptError as exc:
             self.errors.append(exc)
             raise
@@ -217,13 +225,13 @@ class ScriptedTransport(httpx2.BaseTransport):
                 f"{unused[0].stage!r} next, but the run made no further request"
             )
 
-    def _claim_entry(self, recorded: RecordedRequest) -> int:
+    def _claim_entry(self, recorded: RecordedRequest, body: Any) -> int:
         if recorded.method != "POST" or not recorded.path.endswith(_COMPLETIONS_SUFFIX):
             raise ScriptError(
                 f"scripted model only answers POST …{_COMPLETIONS_SUFFIX}; "
                 f"got {recorded.method} {recorded.path}"
             )
-        if not isinstance(recorded.body, dict):
+        if not isinstance(body, dict):
             raise ScriptError("scripted model got a request whose body is not a JSON object")
         number = self._served + 1
         if self._served >= len(self.entries):
@@ -242,7 +250,9 @@ class ScriptedTransport(httpx2.BaseTransport):
         self._served = number
         return number - 1
 
-    def _answer(self, index: int, body: Mapping[str, Any]) -> dict[str, Any]:
+    def _answer(
+        self, index: int, recorded: RecordedRequest, body: Mapping[str, Any]
+    ) -> dict[str, Any]:
         entry = self.entries[index]
         forced = _answering_function(body)
         if entry.raw_arguments is not None:
@@ -271,7 +281,8 @@ class ScriptedTransport(httpx2.BaseTransport):
             text = entry.raw if entry.raw is not None else stable_json(entry.content)
             message = {"role": "assistant", "content": text}
             finish_reason = "stop"
-        return _completion(index + 1, body, message, finish_reason)
+        prompt = prompt_tokens(recorded.content.decode("utf-8"), body)
+        return _completion(index + 1, body, message, finish_reason, prompt)
 
 
 def scripted_llm(
@@ -304,18 +315,19 @@ def _number_tool_calls(entries: Sequence[ScriptEntry]) -> list[list[str]]:
 
 
 def _record(request: httpx2.Request) -> RecordedRequest:
-    content = request.read()
-    try:
-        body = json.loads(content) if content else None
-    except ValueError:
-        body = None  # _claim_entry reports it, after the request has been recorded
     return RecordedRequest(
         method=request.method,
         path=request.url.path,
         headers={key.lower(): value for key, value in request.headers.items()},
-        content=content,
-        body=body,
+        content=request.read(),
     )
+
+
+def _parsed(content: bytes) -> Any:
+    try:
+        return json.loads(content) if content else None
+    except ValueError:
+        return None  # _claim_entry reports it, after the request has been recorded
 
 
 def structured_answer_call(
@@ -369,11 +381,14 @@ def _tool_call(call_id: str, name: str, arguments: Mapping[str, Any] | str) -> d
 
 
 def _completion(
-    number: int, body: Mapping[str, Any], message: dict[str, Any], finish_reason: str
+    number: int,
+    body: Mapping[str, Any],
+    message: dict[str, Any],
+    finish_reason: str,
+    prompt_tokens: int,
 ) -> dict[str, Any]:
     """A valid ``chat.completion`` object; nothing in it depends on time or chance."""
-    prompt = estimated_tokens({key: body.get(key) for key in ("messages", "tools")})
-    completion = estimated_tokens(message)
+    completion_tokens = estimated_tokens(message)
     return {
         "id": f"chatcmpl-scripted-{number}",
         "object": "chat.completion",
@@ -383,17 +398,8 @@ def _completion(
             {"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}
         ],
         "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
         },
     }
-
-
-def estimated_tokens(value: Any) -> int:
-    """The scripted model's usage: one token per four characters of the JSON, rounded up.
-
-    Only an estimate (no tokenizer is involved), but a deterministic one, so a scripted
-    scenario's token budget catches a prompt that grows.
-    """
-    return -(-len(stable_json(value)) // 4)

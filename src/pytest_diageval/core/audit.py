@@ -19,7 +19,7 @@ the executor parse status, what the model said, what the code decided and every 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pytest_diageval.core.composer import ComposerOutput
@@ -87,11 +87,19 @@ def build_verifier_evaluation(
     }
 
 
-def persist_verifier_evaluation(store: Store, session_id: str, record: dict[str, Any]) -> None:
+def persist_verifier_evaluation(
+    store: Store,
+    session_id: str,
+    record: dict[str, Any],
+    *,
+    rule_evaluation: dict[str, Any] | None = None,
+) -> None:
     """Write ``record`` as the latest round, keeping every earlier round.
 
     A record for a round already stored replaces that round (a re-run is idempotent). The
-    whole read-modify-write is one store transaction, so no concurrent writer is lost.
+    whole read-modify-write is one store transaction, so no concurrent writer is lost; a
+    ``rule_evaluation`` given (the round's, JSON-ready) replaces that channel in the same
+    transaction.
     """
     if "rounds" in record or not isinstance(record.get("round"), int):
         raise ValueError(
@@ -105,7 +113,10 @@ def persist_verifier_evaluation(store: Store, session_id: str, record: dict[str,
         rounds.sort(key=lambda r: int(r["round"]))
         return {**rounds[-1], "rounds": rounds}
 
-    store.modify_self_evaluation(session_id, _CHANNEL, add_round)
+    updates: dict[str, Callable[[Any], Any]] = {_CHANNEL: add_round}
+    if rule_evaluation is not None:
+        updates["rule_evaluation"] = lambda _old: rule_evaluation
+    store.modify_self_evaluation_channels(session_id, updates)
 
 
 def _stored_rounds(channel: Any) -> list[dict[str, Any]]:

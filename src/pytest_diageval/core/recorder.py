@@ -28,6 +28,7 @@ Error policy:
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -259,6 +260,17 @@ def _reported_failure(output: Mapping[str, Any]) -> str | None:
 
 
 @dataclass(frozen=True)
+class _Row:
+    """What a row holds about the outcome of one evidence call."""
+
+    success: bool
+    error_message: str | None
+    output_preview: str | None
+    output_truncated: bool
+    retrieval_details: RetrievalDetails
+
+
+@dataclass(frozen=True)
 class _Pending:
     """One evidence call in flight: what the row needs besides the outcome."""
 
@@ -292,10 +304,19 @@ class ToolInvocationRecorder:
         self._session_id = session_id
         self._preview_chars = preview_chars
         self._clock = clock
+        self._rows: list[ToolInvocation] | None = None  # the session's rows, once read
 
     def invocations(self) -> list[ToolInvocation]:
-        """Every evidence call of this session so far, as stored (all rounds)."""
-        return self._store.list_invocations(self._session_id)
+        """Every evidence call of this session so far, as stored (all rounds).
+
+        The store is read once; from then on each row this recorder writes is added as it is
+        written, so the executor's turns (each offers a submit schema built from these) do not
+        re-read and re-parse the session's rows. The recorder is the session's one writer of
+        tool rows; a test holds this view equal to the store's after whole runs.
+        """
+        if self._rows is None:
+            self._rows = self._store.list_invocations(self._session_id)
+        return list(self._rows)
 
     def call(self, tool_name: str, arguments: Mapping[str, Any], *, round: int) -> RecordedCall:
         """Run ``tool_name``; write a row if it is an evidence tool (see the module policy)."""
@@ -324,18 +345,14 @@ class ToolInvocationRecorder:
         refs = extract_evidence_refs(pending.tool_name, output)
         details = _success_details(pending.tool_name, output, refs)
         full = stable_json(output)
-        invocation_id = self._store.insert_invocation(
-            session_id=self._session_id,
-            round=pending.round,
-            tool_name=pending.tool_name,
-            input_params=pending.params,
-            duration_ms=duration_ms,
+        row = _Row(
             success=True,
             error_message=None,
             output_preview=full[: self._preview_chars],
             output_truncated=len(full) > self._preview_chars,
             retrieval_details=details,
         )
+        invocation_id = self._insert(pending, duration_ms, row)
         return RecordedCall(
             invocation_id,
             pending.tool_name,
@@ -350,16 +367,28 @@ class ToolInvocationRecorder:
         self, pending: _Pending, message: str, output: dict[str, Any] | None
     ) -> RecordedCall:
         # A failed call has no usable output: a NULL preview is the explicit no-output state.
-        invocation_id = self._store.insert_invocation(
-            session_id=self._session_id,
-            round=pending.round,
-            tool_name=pending.tool_name,
-            input_params=pending.params,
-            duration_ms=self._elapsed_ms(pending),
+        row = _Row(
             success=False,
             error_message=message,
             output_preview=None,
             output_truncated=False,
             retrieval_details=RetrievalDetails(evidence_status="failed", evidence_refs=[]),
         )
+        invocation_id = self._insert(pending, self._elapsed_ms(pending), row)
         return RecordedCall(invocation_id, pending.tool_name, False, output, message, "failed")
+
+    def _insert(self, pending: _Pending, duration_ms: int, row: _Row) -> int:
+        """Write the row; add it to the session's rows when they have been read already."""
+        fields = {
+            "session_id": self._session_id,
+            "round": pending.round,
+            "tool_name": pending.tool_name,
+            "duration_ms": duration_ms,
+            **vars(row),
+        }
+        invocation_id = self._store.insert_invocation(input_params=pending.params, **fields)
+        if self._rows is not None:
+            # The parameters as the store gives them back: JSON, keys in stable_json's order.
+            params = json.loads(stable_json(pending.params))
+            self._rows.append(ToolInvocation(id=invocation_id, input_params=params, **fields))
+        return invocation_id

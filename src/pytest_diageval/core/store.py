@@ -11,11 +11,12 @@ store, which is what makes recorded requests (that name those ids) byte-identica
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,14 @@ CREATE TABLE IF NOT EXISTS agent_step (
 """
 
 
+@functools.cache
+def _empty_store_image() -> bytes:
+    """The pages of an in-memory store with the schema and no rows."""
+    with closing(sqlite3.connect(":memory:")) as conn:
+        conn.executescript(_SCHEMA)
+        return conn.serialize()
+
+
 class StoreError(RuntimeError):
     """A store operation that cannot be carried out (unknown session, bad channel)."""
 
@@ -87,8 +96,14 @@ class Store:
         self._lock = threading.RLock()
         if self.path != ":memory:":
             self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.executescript(_SCHEMA)
+        elif hasattr(self._conn, "deserialize"):  # SQLite built with its serialize API
+            # A copy of an empty store's pages: about a tenth of what parsing the schema for
+            # every scenario's store costs.
+            self._conn.deserialize(_empty_store_image())
+        else:
+            self._conn.executescript(_SCHEMA)
         self._conn.execute("PRAGMA busy_timeout=30000")
-        self._conn.executescript(_SCHEMA)
 
     def close(self) -> None:
         self._conn.close()
@@ -154,11 +169,19 @@ class Store:
         writers never lose each other's updates. The container object is created only when
         the column is NULL; it is never replaced whole once it exists.
         """
-        if channel not in SELF_EVALUATION_CHANNELS:
-            raise StoreError(
-                f"unknown self_evaluation channel {channel!r};"
-                f" allowed: {', '.join(SELF_EVALUATION_CHANNELS)}"
-            )
+        self.modify_self_evaluation_channels(session_id, {channel: update})
+
+    def modify_self_evaluation_channels(
+        self, session_id: str, updates: Mapping[str, Callable[[Any], Any]]
+    ) -> None:
+        """:meth:`modify_self_evaluation` of several channels, in one transaction: the
+        container is read, parsed and written once (it holds every round's audit record)."""
+        for channel in updates:
+            if channel not in SELF_EVALUATION_CHANNELS:
+                raise StoreError(
+                    f"unknown self_evaluation channel {channel!r};"
+                    f" allowed: {', '.join(SELF_EVALUATION_CHANNELS)}"
+                )
         with self._transaction() as conn:
             row = conn.execute(
                 "SELECT self_evaluation FROM diagnosis_session WHERE id = ?", (session_id,)
@@ -166,7 +189,8 @@ class Store:
             if row is None:
                 raise StoreError(f"no diagnosis_session with id {session_id!r}")
             container = {} if row[0] is None else json.loads(row[0])
-            container[channel] = update(container.get(channel))
+            for channel, update in updates.items():
+                container[channel] = update(container.get(channel))
             conn.execute(
                 "UPDATE diagnosis_session SET self_evaluation = ? WHERE id = ?",
                 (stable_json(container), session_id),
