@@ -80,13 +80,17 @@ def script_entries(data: dict[str, Any], stage: str) -> list[dict[str, Any]]:
 
 
 @contextmanager
-def _capture_transports(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[ScriptedTransport]]:
-    """Keep every scripted transport the runner creates (the runner itself stays unchanged)."""
+def _capture_transports(
+    monkeypatch: pytest.MonkeyPatch, requests: list[list[RecordedRequest]]
+) -> Iterator[list[ScriptedTransport]]:
+    """Keep every scripted transport the runner creates, and its list of requests (the runner
+    itself stays unchanged)."""
     transports: list[ScriptedTransport] = []
 
     def capturing(entries: Any, config: Any = None, **options: Any) -> Any:
         llm, transport = scripted.scripted_llm(entries, config, **options)
         transports.append(transport)
+        requests.append(transport.requests)  # the runner lets go of it after the run
         return llm, transport
 
     with monkeypatch.context() as patch:
@@ -101,7 +105,8 @@ def run_file(path: Path, monkeypatch: pytest.MonkeyPatch) -> ScenarioOutcome:
     never mistakes a broken script for a failing expectation.
     """
     scenario = load_scenario(path)
-    with _capture_transports(monkeypatch) as transports:
+    requests: list[list[RecordedRequest]] = []
+    with _capture_transports(monkeypatch, requests) as transports:
         run = run_scenario(
             scenario, path, cassette=None, settings=RunSettings(), rerecord_command="-"
         )
@@ -109,7 +114,7 @@ def run_file(path: Path, monkeypatch: pytest.MonkeyPatch) -> ScenarioOutcome:
     assert run.result is not None
     assert len(transports) == 1, "a scripted scenario runs on exactly one scripted model"
     checks = run_checks(scenario.expect, run.result, run.usage)
-    return ScenarioOutcome(scenario, run.result, checks, transports[0].requests)
+    return ScenarioOutcome(scenario, run.result, checks, requests[0])
 
 
 def failed_keys(outcome: ScenarioOutcome) -> set[str]:

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import yaml
 
+from pytest_diageval.core.yaml_limits import YamlLimitError, safe_load_limited
+
 __all__ = [
     "METADATA_KEY",
     "RecordingMetadata",
@@ -68,8 +70,9 @@ def read_metadata(cassette: Path) -> RecordingMetadata | None:
     head = text.split("\ninteractions:", 1)[0]
     if head.startswith(f"{METADATA_KEY}:"):
         try:
-            block = yaml.safe_load(head)[METADATA_KEY]
-        except (yaml.YAMLError, TypeError, KeyError):
+            # libyaml with the alias limits: read for every cassette scenario that runs.
+            block = safe_load_limited(head)[METADATA_KEY]
+        except (yaml.YAMLError, YamlLimitError, TypeError, KeyError):
             block = None
         if isinstance(block, dict):
             timeout = block.get("timeout")

@@ -75,8 +75,9 @@ def _run_scripted(scenario: Scenario, world: World, usage: TokenUsage) -> ChatRe
         result = _diagnose(scenario, world, llm)
     transport.assert_exhausted()
     # The openai client still points at the transport from inside its own reference cycle
-    # (see _diagnose): the recorded requests (every body, parsed) must not wait for it.
-    transport.requests.clear()
+    # (see _diagnose): the recorded requests must not wait for it (whoever took the list
+    # keeps it).
+    transport.requests = []
     return result
 
 
