@@ -210,6 +210,12 @@ def parallel(root: Path, count: int, workers: int, single: Run | None) -> None:
     header(f"-n {workers} against one process")
     folder, passing = generate(root / f"parallel-{count}", {"scripted": count}, {})["scripted"]
     _ratio(f"{count} scripted scenarios", count, [str(folder)], workers, passing, root, single)
+    # xdist's own cost per item (reports serialised to the controller, each worker collecting
+    # everything), measured on pytest's trivial items: the floor of any -n ratio.
+    trivial = root / f"parallel-trivial-{count}"
+    items = write_trivial_suite(trivial, count)
+    floor_args = [str(trivial), "-p", "no:diageval"]
+    _ratio("pytest floor (trivial items)", count, floor_args, workers, items, root, None)
     shipped = ROOT / "scenarios"
     _ratio("shipped scenarios/ suite", 0, [str(shipped)], workers, None, ROOT, None)
 
@@ -236,13 +242,15 @@ def _ratio(
 
 
 def _counts(text: str) -> list[int]:
-    return [int(part) for part in text.split(",") if part.strip()]
+    return [int(part) for part in text.split(",") if part.strip() and int(part) > 0]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--count", type=int, default=200, help="N per kind (200; 0 skips)")
-    parser.add_argument("--rss-counts", default="1000,5000", help="peak RSS at these sizes")
+    parser.add_argument(
+        "--rss-counts", default="1000,5000", help='peak RSS at these sizes ("" skips)'
+    )
     parser.add_argument("--parallel-count", type=int, default=2000, help="-n ratio at N (2000)")
     parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers (2)")
     parser.add_argument("--sdk-floor", nargs=2, metavar=("CASSETTES", "N"), help=argparse.SUPPRESS)
