@@ -38,17 +38,12 @@ kept for the audit).
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar, cast, get_args
 
 import httpx2
 import openai
-from instructor.core.exceptions import AsyncValidationError, ResponseParsingError
-from instructor.v2 import Mode, ModeHandlers, Provider, mode_registry
-from instructor.v2.core.response_model import prepare_response_model
 from openai.types.chat import (
     ChatCompletion,
     ChatCompletionMessage,
@@ -57,8 +52,15 @@ from openai.types.chat import (
     ChatCompletionToolChoiceOptionParam,
     ChatCompletionToolUnionParam,
 )
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_diageval.agents.structured_output import (
+    REASKED_ERRORS,
+    converted_messages,
+    instructor_model,
+    structured_request,
+    tools_handlers,
+)
 from pytest_diageval.core.store import stable_json
 
 __all__ = [
@@ -260,8 +262,8 @@ class LLM:
         (it appends the invalid answer and the validation error to the conversation).
         """
         headers = stage_headers(stage, round)
-        prepared, additions = _structured_request(response_model)
-        handlers = _tools_handlers()
+        prepared, additions = structured_request(response_model)
+        handlers = tools_handlers()
         request: dict[str, Any] = {
             "model": self.config.model,
             "temperature": self.config.temperature,
@@ -269,7 +271,7 @@ class LLM:
             "extra_headers": headers,
             **additions,
             # A list of our own: instructor's re-ask appends to it.
-            "messages": _converted_messages(handlers, messages),
+            "messages": converted_messages(handlers, messages),
         }
         attempts = 1 + self.config.structured_max_retries
         for attempt in range(1, attempts + 1):
@@ -283,7 +285,7 @@ class LLM:
                     stream=False,
                     is_async=False,
                 )
-            except _REASKED_ERRORS as exc:
+            except REASKED_ERRORS as exc:
                 if attempt == attempts:
                     raise self._invalid(
                         exc, completion, response_model, attempt, stage=stage, round=round
@@ -341,67 +343,6 @@ class LLM:
         else:
             what = str(exc)
         return f"{where} {what} (SDK retries: {self.config.max_retries})"
-
-
-def instructor_model(response_model: type[ModelT]) -> type[ModelT]:
-    """``response_model`` as instructor prepares it, once per model and process.
-
-    instructor wraps a plain model in a new ``ResponseSchema`` subclass on every call, so its
-    own schema cache (keyed by that class) never hits: the JSON schema, the docstring parse and
-    the ``tools`` list were built again for each request, and the classes piled up. A model
-    that already is a ``ResponseSchema`` passes through unchanged, so handing instructor the
-    prepared class builds the tool schema once; the request is the same, byte for byte.
-    """
-    return cast(type[ModelT], _prepared_model(response_model))
-
-
-@functools.cache
-def _prepared_model(response_model: type[BaseModel]) -> type[BaseModel]:
-    prepared = prepare_response_model(response_model)
-    assert prepared is not None
-    return prepared
-
-
-# instructor's own create (``instructor.from_openai``) re-checks the response model graph
-# for async validators seven times per call and prepares the request anew each time; with
-# the same public handlers of its TOOLS mode, both happen once per model and process, and
-# the request, the parse (strict, as instructor's create) and the re-ask stay instructor's.
-_REASKED_ERRORS = (
-    ValidationError,
-    json.JSONDecodeError,
-    AsyncValidationError,
-    ResponseParsingError,
-)
-"""What instructor's own retry loop answers with a re-ask (``_RETRYABLE_PARSE_ERRORS``)."""
-
-
-@functools.cache
-def _tools_handlers() -> ModeHandlers:
-    return mode_registry.get_handlers(Provider.OPENAI, Mode.TOOLS)
-
-
-@functools.cache
-def _structured_request(
-    response_model: type[BaseModel],
-) -> tuple[type[BaseModel], Mapping[str, Any]]:
-    """The prepared model, and what TOOLS mode adds to each request for it (``tools``,
-    ``tool_choice``): built once; never mutated (the SDK and the re-ask copy what they
-    change)."""
-    prepared, additions = _tools_handlers().request_handler(
-        response_model=_prepared_model(response_model), kwargs={}
-    )
-    additions.pop("messages")
-    return prepared, additions
-
-
-def _converted_messages(
-    handlers: ModeHandlers, messages: Sequence[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
-    params = [dict(message) for message in messages]
-    if handlers.message_converter is None:
-        return params
-    converted: list[dict[str, Any]] = handlers.message_converter(params, autodetect_images=False)
-    return converted
 
 
 def _raw_text(completion: ChatCompletion) -> str | None:
