@@ -131,8 +131,8 @@ def scaffold_scenario(cassette: Path, scenario_id: str | None = None) -> str:
 
 
 def _entry(interaction: dict[str, Any]) -> dict[str, Any]:
+    from pytest_diageval.agents.forced_call import structured_answer_call
     from pytest_diageval.agents.script_content import content_problems
-    from pytest_diageval.agents.scripted import structured_answer_call
 
     request, response = interaction["request"], interaction["response"]
     stage = (request.get("headers", {}).get("x-diageval-stage") or ["executor"])[0]

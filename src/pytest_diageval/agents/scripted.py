@@ -40,6 +40,7 @@ import httpx2
 import openai
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
 
+from pytest_diageval.agents.forced_call import answering_function
 from pytest_diageval.agents.llm import LLM, STAGE_HEADER, LLMConfig, Stage
 from pytest_diageval.agents.token_estimate import estimated_tokens, prompt_tokens
 from pytest_diageval.core.contract_schema import SUBMIT_CONTRACT_FUNCTION
@@ -56,7 +57,6 @@ __all__ = [
     "estimated_tokens",
     "parse_script",
     "scripted_llm",
-    "structured_answer_call",
 ]
 
 SCRIPTED_BASE_URL = "http://scripted.invalid/v1"
@@ -254,7 +254,7 @@ class ScriptedTransport(httpx2.BaseTransport):
         self, index: int, recorded: RecordedRequest, body: Mapping[str, Any]
     ) -> dict[str, Any]:
         entry = self.entries[index]
-        forced = _answering_function(body)
+        forced = answering_function(body)
         if entry.raw_arguments is not None:
             if forced is None:
                 raise ScriptError(
@@ -328,50 +328,6 @@ def _parsed(content: bytes) -> Any:
         return json.loads(content) if content else None
     except ValueError:
         return None  # _claim_entry reports it, after the request has been recorded
-
-
-def structured_answer_call(
-    body: Mapping[str, Any], calls: Sequence[Mapping[str, Any]]
-) -> Mapping[str, Any] | None:
-    """The recorded call that carries a structured answer (a script ``content``), if any.
-
-    That is the call of the function the request forced, or a ``submit_evidence_contract``
-    call; other calls are evidence tool calls (a script ``tool_calls`` entry).
-    """
-    if not calls:
-        return None
-    if _forced_function(body) is not None:
-        return calls[0]
-    return next(
-        (call for call in calls if call["function"]["name"] == SUBMIT_CONTRACT_FUNCTION), None
-    )
-
-
-def _answering_function(body: Mapping[str, Any]) -> str | None:
-    """The function a structured answer calls: the forced one, else the offered submit."""
-    forced = _forced_function(body)
-    if forced is not None:
-        return forced
-    tools = body.get("tools") or []
-    offered = [tool.get("function", {}).get("name") for tool in tools if isinstance(tool, dict)]
-    return SUBMIT_CONTRACT_FUNCTION if SUBMIT_CONTRACT_FUNCTION in offered else None
-
-
-def _forced_function(body: Mapping[str, Any]) -> str | None:
-    """The function name a request forces: ``{"type":"function","function":{"name":…}}``.
-
-    ``"required"`` with a single tool forces that tool too.
-    """
-    choice = body.get("tool_choice")
-    if isinstance(choice, Mapping):
-        function = choice.get("function")
-        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
-            return str(function["name"])
-    tools = body.get("tools")
-    if choice == "required" and isinstance(tools, list) and len(tools) == 1:
-        name = tools[0].get("function", {}).get("name")
-        return name if isinstance(name, str) else None
-    return None
 
 
 def _tool_call(call_id: str, name: str, arguments: Mapping[str, Any] | str) -> dict[str, Any]:
