@@ -11,14 +11,16 @@ looks items up with ``list.index`` (quadratic), ours keeps both linear.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
-from typing import Any
-from unittest import mock
+from pathlib import Path
 
-from xdist.remote import Producer
 from xdist.scheduler import LoadGroupScheduling
 
 from pytest_diageval.harness.group_scheduler import ScenarioGroupScheduling, scenario_group
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.xdist_workers import Worker, finish_all, new_scheduler
 
 __all__ = ["main", "schedule_all"]
 
@@ -30,41 +32,15 @@ class XdistOwn(LoadGroupScheduling):
         return scenario_group(nodeid) or nodeid
 
 
-class Worker:
-    def __init__(self, name: str) -> None:
-        self.gateway = mock.Mock(id=name)
-        self.shutting_down = False
-        self.sent: list[int] = []
-
-    def send_runtest_some(self, indices: list[int]) -> None:
-        self.sent.extend(indices)
-
-    def shutdown(self) -> None:
-        self.shutting_down = True
-
-
 def schedule_all(kind: type[LoadGroupScheduling], scenarios: int, keys: int) -> float:
     """CPU seconds to schedule and finish every item of ``scenarios`` scenarios."""
-    config: Any = mock.Mock()
-    config.getvalue.side_effect = lambda name: ["2*popen"] if name == "tx" else False
-    scheduler = kind(config, Producer("bench", enabled=False))
     collection = [
         f"scenarios/s{n:05d}.yaml::s{n:05d}::key{k}" for n in range(scenarios) for k in range(keys)
     ]
-    workers = [Worker("gw0"), Worker("gw1")]
-    for worker in workers:
-        scheduler.add_node(worker)  # type: ignore[arg-type]
-    for worker in workers:
-        scheduler.add_node_collection(worker, collection)  # type: ignore[arg-type]
     start = time.process_time()
-    scheduler.schedule()
-    done = [0, 0]
-    while any(done[i] < len(worker.sent) for i, worker in enumerate(workers)):
-        for i, worker in enumerate(workers):
-            if done[i] < len(worker.sent):
-                scheduler.mark_test_complete(worker, worker.sent[done[i]])  # type: ignore[arg-type]
-                done[i] += 1
-    assert sum(done) == len(collection)
+    scheduler = new_scheduler(kind, collection, [Worker("gw0"), Worker("gw1")])
+    ran = finish_all(scheduler, list(scheduler.nodes))  # type: ignore[arg-type]
+    assert sum(map(len, ran.values())) == len(collection)
     return time.process_time() - start
 
 

@@ -7,45 +7,14 @@ recounts every scope a worker ever had on each finished item).
 
 from __future__ import annotations
 
-from typing import Any
-from unittest import mock
-
 import pytest
 
 pytest.importorskip("xdist")
 
-from xdist.remote import Producer
-
 from pytest_diageval.harness.group_scheduler import ScenarioGroupScheduling
+from support.xdist_workers import Worker, finish_all, new_scheduler
 
 KEYS = ("verdict", "answer", "severity")
-
-
-class Worker:
-    """What the scheduler sees of a worker: it is sent item positions, and may shut down."""
-
-    def __init__(self, name: str) -> None:
-        self.gateway = mock.Mock(id=name)
-        self.shutting_down = False
-        self.sent: list[int] = []
-
-    def send_runtest_some(self, indices: list[int]) -> None:
-        self.sent.extend(indices)
-
-    def shutdown(self) -> None:
-        self.shutting_down = True
-
-
-def _scheduler(collection: list[str], workers: list[Worker]) -> ScenarioGroupScheduling:
-    config: Any = mock.Mock()
-    config.getvalue.side_effect = lambda name: ["2*popen"] if name == "tx" else False
-    scheduler = ScenarioGroupScheduling(config, Producer("test", enabled=False))
-    for worker in workers:
-        scheduler.add_node(worker)  # type: ignore[arg-type]
-    for worker in workers:
-        scheduler.add_node_collection(worker, collection)  # type: ignore[arg-type]
-    scheduler.schedule()
-    return scheduler
 
 
 def _collection(scenarios: int) -> list[str]:
@@ -54,28 +23,12 @@ def _collection(scenarios: int) -> list[str]:
     ] + ["tests/test_other.py::test_plain"]
 
 
-def _run(scheduler: ScenarioGroupScheduling, workers: list[Worker]) -> dict[str, list[str]]:
-    """Finish items in the order each worker was sent them, alternating workers."""
-    collection = scheduler.collection
-    assert collection is not None
-    done = dict.fromkeys(map(id, workers), 0)
-    ran: dict[str, list[str]] = {worker.gateway.id: [] for worker in workers}
-    while any(done[id(worker)] < len(worker.sent) for worker in workers):
-        for worker in workers:
-            if done[id(worker)] < len(worker.sent):
-                index = worker.sent[done[id(worker)]]
-                done[id(worker)] += 1
-                ran[worker.gateway.id].append(collection[index])
-                scheduler.mark_test_complete(worker, index)  # type: ignore[arg-type]
-    return ran
-
-
 def test_every_item_runs_once_and_a_scenario_stays_on_one_worker() -> None:
     workers = [Worker("gw0"), Worker("gw1")]
     collection = _collection(40)
-    scheduler = _scheduler(collection, workers)
+    scheduler = new_scheduler(ScenarioGroupScheduling, collection, workers)
 
-    ran = _run(scheduler, workers)
+    ran = finish_all(scheduler, workers)
 
     assert sorted(ran["gw0"] + ran["gw1"]) == sorted(collection)
     assert ran["gw0"]
@@ -94,7 +47,7 @@ def test_every_item_runs_once_and_a_scenario_stays_on_one_worker() -> None:
 def test_a_crashed_worker_gives_back_only_its_unfinished_scenario() -> None:
     workers = [Worker("gw0"), Worker("gw1")]
     collection = _collection(6)
-    scheduler = _scheduler(collection, workers)
+    scheduler = new_scheduler(ScenarioGroupScheduling, collection, workers)
     first = workers[0]
     for done in range(len(KEYS) + 1):  # its first scenario whole, then one item of the next
         scheduler.mark_test_complete(first, first.sent[done])  # type: ignore[arg-type]

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from pytest_diageval.harness import mutant_kinds
 from pytest_diageval.harness import mutants as mutants_module
 from pytest_diageval.harness.loader import load_scenario, load_scenario_world
 from pytest_diageval.harness.mutants import (
@@ -390,9 +391,9 @@ def test_an_unbound_claim_meets_a_worst_case_verifier_citing_every_trace_entry(
 
 
 def test_every_kind_is_documented_and_names_the_seed_rule_it_tests() -> None:
-    assert mutants_module.__doc__ is not None
+    assert mutant_kinds.__doc__ is not None
     for kind in KINDS:
-        assert f"``{kind}``" in mutants_module.__doc__, kind
+        assert f"``{kind}``" in mutant_kinds.__doc__, kind
         assert SEED_RULES[kind].startswith(("000", "004")), kind
     assert set(SEED_RULES) == set(KINDS)
 

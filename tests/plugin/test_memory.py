@@ -109,15 +109,22 @@ def test_a_finished_scenarios_run_is_released_after_its_last_item(
     assert [c["name"] for c in report["scenarios"][2]["check_results"]] == ["verdict", "answer"]
 
 
+def _run_trio(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> tuple[pytest.RunResult, RunWatcher]:
+    """The trio of scenario files, run in process with a :class:`RunWatcher` (13 pass, 2 fail)."""
+    scenarios.write_trio()
+    watcher = RunWatcher()
+    result = pytester.runpytest_inprocess("-p", "no:randomly", plugins=[watcher])
+    result.assert_outcomes(passed=13, failed=2)
+    return result, watcher
+
+
 def test_without_a_report_option_the_check_records_are_not_held(
     pytester: pytest.Pytester, scenarios: ScenarioDir
 ) -> None:
-    scenarios.write_trio()
-    watcher = RunWatcher()
+    result, _ = _run_trio(pytester, scenarios)
 
-    result = pytester.runpytest_inprocess("-p", "no:randomly", plugins=[watcher])
-
-    result.assert_outcomes(passed=13, failed=2)
     reporter = result.reprec.getcall("pytest_sessionfinish").session.config.pluginmanager
     summaries = reporter.get_plugin("diageval-reporter").summaries
     assert summaries.results == {}  # only the JSON report and the HTML page list them
@@ -214,12 +221,8 @@ def test_a_scenario_file_edited_after_collection_runs_as_collected(
 def test_the_reports_of_an_item_share_their_keywords_and_properties(
     pytester: pytest.Pytester, scenarios: ScenarioDir
 ) -> None:
-    scenarios.write_trio()
-    watcher = RunWatcher()
+    _, watcher = _run_trio(pytester, scenarios)
 
-    result = pytester.runpytest_inprocess("-p", "no:randomly", plugins=[watcher])
-
-    result.assert_outcomes(passed=13, failed=2)
     by_item: dict[str, list[pytest.TestReport]] = {}
     for report in watcher.reports:
         by_item.setdefault(report.nodeid, []).append(report)
