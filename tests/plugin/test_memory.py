@@ -29,8 +29,10 @@ class RunWatcher:
         self.scenario_alive_after_last_item: dict[str, bool] = {}
         self.alive_between_items: dict[str, list[bool]] = {}
         self.alive_after_last_item: dict[str, bool] = {}
+        self.outline_packed_after_last_item: dict[str, bool] = {}
         self.reports_holding_an_audit = 0
         self.reports: list[pytest.TestReport] = []
+        self.payloads_seen = 0
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Any:
@@ -52,19 +54,17 @@ class RunWatcher:
             self.alive_between_items.setdefault(node.nodeid, []).append(alive)
         else:
             self.alive_after_last_item[node.nodeid] = alive
+            self.outline_packed_after_last_item[node.nodeid] = node.outline.packed is not None
             scenario_alive = self.scenario_refs[node.nodeid]() is not None
             self.scenario_alive_after_last_item[node.nodeid] = scenario_alive
         return result
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.reports.append(report)  # as pytest's terminal stats keep them
+        self.payloads_seen += hasattr(report, "diageval")  # before the reporter consumes it
 
     def kept_payloads(self) -> list[dict[str, Any]]:
         return [report.diageval for report in self.reports if hasattr(report, "diageval")]
-
-    def audits_left_on_reports(self) -> int:
-        payloads = [getattr(report, "diageval", None) for report in self.reports]
-        return sum(1 for payload in payloads if payload and payload["audit"] is not None)
 
 
 def test_a_finished_scenarios_run_is_released_after_its_last_item(
@@ -94,18 +94,16 @@ def test_a_finished_scenarios_run_is_released_after_its_last_item(
         "forged-citation": [True],
     }
     assert alive_after == dict.fromkeys(scenario_ids, False)
-    # The parsed scenario goes with the run.
+    # The parsed scenario goes with the run, and the outline lets its packed copy go.
     assert list(watcher.scenario_alive_after_last_item.values()) == [False] * 3
-    # The audits went to the report file, and no kept report still holds one.
-    assert watcher.audits_left_on_reports() == 0
+    assert list(watcher.outline_packed_after_last_item.values()) == [False] * 3
+    # Every call report carried its payload to the reporter; the audits went to the report
+    # file, and no kept report still holds a payload (the reporter has one row per scenario).
+    assert watcher.payloads_seen == 15
+    assert watcher.kept_payloads() == []
     report = json.loads((pytester.path / "report.json").read_text("utf-8"))
     assert [entry["id"] for entry in report["scenarios"]] == scenario_ids
     assert all(entry["result"]["rounds"] for entry in report["scenarios"])
-    # What the kept reports still hold: the scenario's row (one dict per scenario) and the key.
-    payloads = watcher.kept_payloads()
-    assert len(payloads) == 15
-    assert {tuple(sorted(payload)) for payload in payloads} == {("audit", "key", "summary")}
-    assert len({id(payload["summary"]) for payload in payloads}) == 3
     assert [c["name"] for c in report["scenarios"][2]["check_results"]] == ["verdict", "answer"]
 
 
@@ -128,6 +126,23 @@ def test_without_a_report_option_the_check_records_are_not_held(
     reporter = result.reprec.getcall("pytest_sessionfinish").session.config.pluginmanager
     summaries = reporter.get_plugin("diageval-reporter").summaries
     assert summaries.results == {}  # only the JSON report and the HTML page list them
+    # Each row keeps the table's columns and the run's total tokens, not each stage's.
+    assert summaries.rows["memory-low-confidence"] == {
+        "id": "memory-low-confidence",
+        "expected_verdict": "LOW_CONFID",
+        "verdict": "LOW_CONFID",
+        "score": 0.6,
+        "severity": "none",
+        "rounds": 1,
+        "usage": {
+            "total": {
+                "prompt_tokens": 8049,
+                "completion_tokens": 473,
+                "total_tokens": 8522,
+                "requests": 4,
+            }
+        },
+    }
     assert sorted(summaries.passed.items()) == [
         ("high-memory-positive", 11),
         ("memory-low-confidence", 2),
@@ -218,7 +233,7 @@ def test_a_scenario_file_edited_after_collection_runs_as_collected(
     again.stdout.fnmatch_lines(["FAILED scenarios/low.yaml::memory-low-confidence::verdict*"])
 
 
-def test_the_reports_of_an_item_share_their_keywords_and_properties(
+def test_the_reports_of_an_item_share_their_keywords_properties_and_sections(
     pytester: pytest.Pytester, scenarios: ScenarioDir
 ) -> None:
     _, watcher = _run_trio(pytester, scenarios)
@@ -242,3 +257,73 @@ def test_the_reports_of_an_item_share_their_keywords_and_properties(
     # One set of property tuples per scenario, whatever its number of items.
     tuples = {id(prop) for reports in by_item.values() for prop in reports[1].user_properties}
     assert len(tuples) == 3 * 4
+    # Reports without sections share one empty list; a report with one keeps its own.
+    with_audit = [nodeid for nodeid, reports in by_item.items() if reports[1].sections]
+    assert with_audit == ["scenarios/forged.yaml::forged-citation::verdict"]  # first failure
+    for nodeid, (setup, call, teardown) in by_item.items():
+        if nodeid in with_audit:  # a call section is on the call and teardown reports
+            assert setup.sections == []
+            titles = ["Captured diageval audit trail call"]
+            assert [title for title, _ in call.sections] == titles
+            assert [title for title, _ in teardown.sections] == titles
+        else:
+            assert setup.sections is call.sections is teardown.sections
+            assert setup.sections == []
+
+
+class MoveFirstItemLast:
+    """A plugin that reorders one item away from its scenario's others."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        items.append(items.pop(0))
+
+
+def test_an_item_run_after_its_scenarios_teardown_replays_it_from_the_file(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    scenarios.write_trio()
+    scenarios.count_runs()
+
+    result = pytester.runpytest_inprocess(
+        "-p", "no:randomly", "-p", "no:xdist", "-v", plugins=[MoveFirstItemLast()]
+    )
+
+    # The same outcomes as in file order: the moved item (forged-citation's first) found its
+    # scenario torn down (its outline emptied), ran it again read from its file, and checked
+    # the same result.
+    result.assert_outcomes(passed=13, failed=2)
+    runs = sorted(run for run, _ in scenarios.runs())
+    assert runs == [
+        "forged-citation",
+        "forged-citation",
+        "high-memory-positive",
+        "memory-low-confidence",
+    ]
+
+
+class AddExtraKeyword:
+    """Gives the items of one scenario an extra ``-k`` name, as a plugin may."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        self.held_before = [item._extra_keyword_matches_made for item in items]  # type: ignore[attr-defined]
+        for item in items:
+            if item.parent is not None and item.parent.name == "memory-low-confidence":
+                item.extra_keyword_matches.add("night-shift")
+
+
+def test_scenario_nodes_make_their_extra_keyword_set_only_when_it_is_used(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    scenarios.write_trio()
+    plugin = AddExtraKeyword()
+
+    result = pytester.runpytest_inprocess(
+        "-p", "no:randomly", "-p", "no:xdist", "-k", "night-shift", plugins=[plugin]
+    )
+
+    # No node held a set of its own until one was asked for; the names given then select.
+    assert plugin.held_before == [None] * 15
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*13 deselected*"])

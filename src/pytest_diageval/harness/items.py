@@ -23,6 +23,7 @@ from pytest_diageval.harness.failures import (
     expect_line,
     failure_repr,
 )
+from pytest_diageval.harness.lean_nodes import LeanNode
 from pytest_diageval.harness.loader import (
     ScenarioError,
     duplicate_id_error,
@@ -74,7 +75,7 @@ class ScenarioRunFailed(Exception):
     """The scenario could not run to the end (stale cassette, broken script, …)."""
 
 
-class ScenarioFile(pytest.File):
+class ScenarioFile(LeanNode, pytest.File):
     def collect(self) -> Iterator[ScenarioNode | InvalidScenario]:
         try:
             outline, cassette = self._load()
@@ -146,7 +147,7 @@ class InvalidScenario(pytest.Item):
         return self.path, line, f"invalid scenario file {self.path.name}"
 
 
-class ScenarioNode(pytest.Collector):
+class ScenarioNode(LeanNode, pytest.Collector):
     """One scenario; owns the (cached) run that all its expectation items check.
 
     From collection to its run it holds only the scenario's outline (see
@@ -173,10 +174,14 @@ class ScenarioNode(pytest.Collector):
 
     @property
     def scenario(self) -> Scenario:
-        """The scenario as collected (unpacked from the outline on first use after collection
-        or after :meth:`teardown`)."""
+        """The scenario as collected (unpacked from the outline on first use after collection).
+
+        After :meth:`teardown` of a replay the outline no longer holds it: an item that runs
+        after its scenario's teardown (a plugin reordered or re-ran it) reads the file again.
+        """
         if self._scenario is None:
-            self._scenario = self.outline.scenario()
+            packed = self.outline.scenario()
+            self._scenario = load_scenario(self.path) if packed is None else packed
         return self._scenario
 
     def collect(self) -> Iterator[ScenarioItem]:
@@ -234,15 +239,17 @@ class ScenarioNode(pytest.Collector):
     def teardown(self) -> None:
         """pytest leaves the scenario (its last selected item has run): release the run.
 
-        Only the summary row stays, so memory does not grow with the suite. The items of a
+        Only the outline's names stay (the summary row lives on in the reporter), so memory
+        does not grow with the suite. The items of a
         scenario run one after another; should a plugin reorder them apart, a later item
         replays the scenario again (replays are deterministic). Recording modes keep the run:
         a second pass would record the model twice.
         """
-        self._scenario = None  # unpacked again, should it be needed
+        self._scenario = None
         mode = self.record_mode or _configured_record_mode(self.config)
         if mode == "none":
-            self._run = None
+            self.forget_run()
+            self.outline = self.outline.without_scenario()
 
     def rerecord_command(self, mode: RecordMode) -> str:
         """The command that re-records this scenario, as recorded before (never the key)."""
@@ -251,7 +258,7 @@ class ScenarioNode(pytest.Collector):
         return rerecord_command([target], mode, metadata.options() if metadata else [])
 
 
-class ScenarioItem(pytest.Item):
+class ScenarioItem(LeanNode, pytest.Item):
     """One expectation key of one scenario."""
 
     def __init__(self, *, key: str, **kwargs: Any) -> None:
@@ -260,7 +267,8 @@ class ScenarioItem(pytest.Item):
         self.outcome: CheckOutcome | None = None
         self.shown_under: str | None = None
         """The item that shows what this item's scenario shares (None: this one does)."""
-        self._report_keywords: Mapping[str, Any] = {}
+        self._report_keywords: Mapping[str, Any] | None = None
+        self._no_sections: list[tuple[str, str]] | None = None
 
     @property
     def scenario_node(self) -> ScenarioNode:
@@ -307,14 +315,20 @@ class ScenarioItem(pytest.Item):
 
     def share_report_fields(self, report: pytest.TestReport) -> None:
         """Let the item's reports share what is equal among them (pytest builds a keywords
-        dict and a property list for each of the three, and keeps every report to the end
-        of the session: a suite's memory grew by them)."""
-        if self._report_keywords == report.keywords:
-            report.keywords = self._report_keywords
+        dict, a property list and a sections list for each of the three, and keeps every
+        report to the end of the session: a suite's memory grew by them)."""
+        kept = self._report_keywords
+        if kept is not None and kept == report.keywords:
+            report.keywords = kept
         else:
             self._report_keywords = report.keywords
         if report.user_properties and report.user_properties == self.user_properties:
             report.user_properties = self.user_properties
+        if not report.sections:  # one empty list, and never one that has been filled since
+            if self._no_sections is None:
+                self._no_sections = report.sections
+            elif not self._no_sections:
+                report.sections = self._no_sections
 
     def repr_failure(
         self, excinfo: ExceptionInfo[BaseException], style: Any = None

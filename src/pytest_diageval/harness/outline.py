@@ -10,6 +10,7 @@ the run. The pickle never leaves the process: it is this process's own validated
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 import zlib
 from dataclasses import dataclass
@@ -32,7 +33,8 @@ class ScenarioOutline:
     title: str
     tags: tuple[str, ...]
     expect_keys: tuple[str, ...]
-    packed: bytes
+    packed: bytes | None
+    """None once the scenario has run (see :meth:`without_scenario`)."""
 
     @classmethod
     def of(cls, scenario: Scenario) -> ScenarioOutline:
@@ -44,8 +46,16 @@ class ScenarioOutline:
             packed=zlib.compress(pickle.dumps(scenario, protocol=pickle.HIGHEST_PROTOCOL)),
         )
 
-    def scenario(self) -> Scenario:
-        """The scenario as validated at collection (a new object on every call)."""
+    def scenario(self) -> Scenario | None:
+        """The scenario as validated at collection (a new object on every call); None after
+        :meth:`without_scenario`."""
+        if self.packed is None:
+            return None
         scenario = pickle.loads(zlib.decompress(self.packed))
         assert isinstance(scenario, Scenario)
         return scenario
+
+    def without_scenario(self) -> ScenarioOutline:
+        """The names alone: what a node keeps once its scenario has run (pytest keeps every
+        node to the end of the session; the packed scenario was about 1.4 KB of it)."""
+        return dataclasses.replace(self, packed=None)

@@ -130,11 +130,12 @@ class ScenarioSummaries:
     the HTML report) its expected, actual and evidence lines."""
     keep_results: bool = True
     """False when no output of :data:`RECORD_OPTIONS` is written: the terminal summary needs
-    the rows and the counts only, so the check records are not held to the end."""
+    the counts and the table's columns only, so neither the check records nor the rest of
+    each row (the error, the usage of each stage) are held to the end."""
 
     def add(self, payload: dict[str, Any], passed: bool, outcome: str | None = None) -> None:
         summary = payload["summary"]
-        self.rows[summary["id"]] = summary
+        self.rows[summary["id"]] = summary if self.keep_results else _table_row(summary)
         (self.passed if passed else self.failed)[summary["id"]] += 1
         if "key" in payload and self.keep_results:
             self.results.setdefault(summary["id"], []).append(
@@ -208,6 +209,16 @@ class ScenarioSummaries:
         }
 
 
+_TABLE_COLUMNS = ("id", "expected_verdict", "verdict", "score", "severity", "rounds")
+
+
+def _table_row(summary: dict[str, Any]) -> dict[str, Any]:
+    """What the terminal table and the confusion matrix read of a scenario's row."""
+    row = {key: summary[key] for key in _TABLE_COLUMNS}
+    row["usage"] = {"total": summary["usage"]["total"]}
+    return row
+
+
 def _tokens_cell(usage: dict[str, Any] | None) -> str:
     """``prompt+completion`` of the whole scenario, ``—`` when nothing was reported."""
     total = (usage or {}).get("total") or {}
@@ -236,16 +247,11 @@ class DiagevalReporter:
             return
         if not hasattr(self.config, "workerinput"):  # a worker has sent it to the controller
             self.summaries.add(payload, passed=report.passed, outcome=report.outcome)
-        # pytest keeps every report to the end (terminal stats): the audit is on disk now
-        # (``summaries.audits``), the check's record in the summaries, or both on their way to
-        # the controller; the report keeps the scenario's row (one dict shared by the reports
-        # of its items, also on the controller) and its key.
-        summary = payload["summary"]
-        report.diageval = {  # type: ignore[attr-defined]
-            "summary": self.summaries.rows.get(summary["id"], summary),
-            "key": payload.get("key"),
-            "audit": None,
-        }
+        # pytest keeps every report to the end (terminal stats): the payload is consumed now
+        # (the row and the check's record in the summaries, the audit on disk in
+        # ``summaries.audits``, or all of it on its way to the controller: xdist's worker hook
+        # has serialised the report before this trylast one), so the report lets it go.
+        del report.diageval
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         verbosity = self.config.get_verbosity()
