@@ -7,6 +7,7 @@ server that answers from a script.
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import socket
@@ -14,8 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
+import urllib3.connectionpool
 import yaml
+from vcr.persisters.filesystem import CassetteNotFoundError
 from vcr.request import Request
 
 from pytest_diageval.agents.llm import LLM, LLMConfig, assistant_message, tool_result_message
@@ -23,6 +27,7 @@ from pytest_diageval.agents.planner import run_planner
 from pytest_diageval.agents.prompts import load_prompt
 from pytest_diageval.core.tools import TOOL_DEFINITIONS, Toolbox
 from pytest_diageval.core.world import default_world
+from pytest_diageval.harness.cassette_format import Utf8Persister
 from pytest_diageval.harness.cassettes import (
     RECORD_MODES,
     SCRUBBED,
@@ -37,6 +42,7 @@ from pytest_diageval.harness.cassettes import (
     request_diff,
     scan_for_secrets,
 )
+from pytest_diageval.harness.rerecord import RecordingMetadata, read_metadata, write_metadata
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for the support package
 from support.fake_openai_server import FakeOpenAIServer
@@ -424,3 +430,62 @@ def test_diff_is_short_and_shows_only_the_changed_sentence() -> None:
     long_diff = request_diff(recorded, big).splitlines()
     assert len(long_diff) == 41
     assert long_diff[-1].endswith("more diff lines)")
+
+
+# ------------------------------------------------------------------ loading and patching
+
+
+def test_crlf_cassette_loads_and_replays_as_the_lf_one(
+    recorded: tuple[Path, list[Any], FakeOpenAIServer], blocked_network: list[Any]
+) -> None:
+    """Cassettes are read as bytes and decoded (no line-ending translation): YAML itself
+    must turn a Windows checkout's CRLF into the same requests, answers and metadata."""
+    path, recorded_results, _ = recorded
+    persister = Utf8Persister(CassetteError)
+    for metadata in (None, RecordingMetadata("http://127.0.0.1:9/v1", "gpt-test", 12.5)):
+        if metadata is not None:
+            write_metadata(path, metadata)
+        crlf = path.with_name("crlf.yaml")
+        crlf.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+        assert crlf.read_bytes().count(b"\r\n") == path.read_bytes().count(b"\n")
+        lf_requests, lf_responses = persister.load_cassette(str(path), None)
+        requests, responses = persister.load_cassette(str(crlf), None)
+        assert [r.body for r in requests] == [r.body for r in lf_requests]
+        assert [r.uri for r in requests] == [r.uri for r in lf_requests]
+        assert responses == lf_responses
+        assert b"\r" not in requests[1].body
+        assert read_metadata(crlf) == read_metadata(path)
+        assert read_metadata(crlf) == (
+            metadata or RecordingMetadata(lf_requests[0].uri.split("/chat/")[0], "gpt-test")
+        )
+    with CassetteSession(crlf) as handle, make_llm("http://x.invalid/v1") as llm:
+        assert run_pipeline(llm) == recorded_results
+    handle.verify()
+    assert blocked_network == []
+
+
+def test_blank_cassette_is_no_recording_and_is_recorded_over(tmp_path: Path) -> None:
+    path = tmp_path / "blank.yaml"
+    path.write_bytes(b" \r\n\n")
+    for missing in (path, tmp_path / "absent.yaml"):
+        with pytest.raises(CassetteNotFoundError):
+            Utf8Persister(CassetteError).load_cassette(str(missing), None)
+    _, fake = record(path, SCRIPT)
+    assert len(fake.received) == 3
+    assert len(interactions(path)) == 3
+
+
+def test_a_session_patches_httpx2_and_no_other_http_library(
+    recorded: tuple[Path, list[Any], FakeOpenAIServer],
+) -> None:
+    """Model calls go through httpx2 only; patching the eight other libraries vcrpy knows
+    on every cassette entry and exit was a third of a replayed cassette's setup."""
+    path, _, _ = recorded
+    handle_request = httpx2.HTTPTransport.handle_request
+    connection = http.client.HTTPConnection
+    pool_connection = urllib3.connectionpool.HTTPConnectionPool.ConnectionCls
+    with CassetteSession(path):
+        assert httpx2.HTTPTransport.handle_request is not handle_request
+        assert http.client.HTTPConnection is connection
+        assert urllib3.connectionpool.HTTPConnectionPool.ConnectionCls is pool_connection
+    assert httpx2.HTTPTransport.handle_request is handle_request

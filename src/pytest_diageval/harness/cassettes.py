@@ -1,8 +1,8 @@
 """Recorded model traffic: vcrpy cassettes for scenario runs.
 
 ``with CassetteSession(path, record_mode=..., secrets=[api_key]) as handle: <run>`` and then
-``handle.verify()``. vcrpy patches ``httpx2`` (the transport of openai 3.x), so the real SDK
-code path runs in replay too.
+``handle.verify()``. vcrpy patches ``httpx2`` (the transport of openai 3.x), and only it, so the
+real SDK code path runs in replay too.
 
 Record modes (pytest-recording's names and meanings):
 
@@ -51,7 +51,7 @@ scanned for key-like strings (:func:`scan_for_secrets`). Cassettes are readable 
 real Chinese characters; the recorded request body is only ever compared, never sent again,
 so reformatting it is safe.
 
-vcrpy patches the HTTP libraries process-wide: one cassette session at a time per process.
+vcrpy patches httpx2 process-wide: one cassette session at a time per process.
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ from typing import Any, Self
 import httpx2
 import openai
 import vcr
+from vcr.patch import PATCHER_NAMES
 from vcr.request import Request
 
 from pytest_diageval.harness.cassette_diff import (
@@ -93,6 +94,7 @@ __all__ = [
     "CANONICAL_BODY_KEYS",
     "DROPPED_HEADERS",
     "MIN_SECRET_LENGTH",
+    "PATCHED_LIBRARY",
     "RECORD_MODES",
     "SCRUBBED",
     "CassetteError",
@@ -144,11 +146,16 @@ class SecretLeakError(CassetteError):
     """A written cassette contains something that looks like a credential."""
 
 
+# Model calls go through openai's httpx2 transport only (cassette_transport), so only httpx2
+# is patched: vcrpy would otherwise patch eight more HTTP libraries on every cassette entry
+# and undo it on exit, about a third of a replayed cassette's setup.
+PATCHED_LIBRARY = "httpx2"
 _VCR = vcr.VCR(
     serializer="readable-yaml",
     match_on=("method", "path", "diageval_body"),
     decode_compressed_response=True,
     record_on_exception=True,
+    skip_patchers=tuple(name for name in PATCHER_NAMES if name != PATCHED_LIBRARY),
 )
 _VCR.register_serializer("readable-yaml", ReadableYaml())
 _VCR.register_matcher("diageval_body", body_matcher)

@@ -64,7 +64,9 @@ def read_metadata(cassette: Path) -> RecordingMetadata | None:
     """The cassette's ``diageval:`` metadata, else its first request's endpoint and model;
     None when the file cannot be read."""
     try:
-        text = cassette.read_text("utf-8")
+        # Bytes, then UTF-8: read_text's line-ending translation costs twice the read; the
+        # head's YAML and the patterns below take ``\r\n`` as it is.
+        text = cassette.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     head = text.split("\ninteractions:", 1)[0]
