@@ -19,6 +19,7 @@ made of these alone is generic: it would match any log of that service at that l
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -29,6 +30,7 @@ __all__ = [
     "FILLER_WORDS",
     "NEGATION_WORDS",
     "STATE_WORDS",
+    "TOKENISED_CACHE_SIZE",
     "Token",
     "Tokenised",
     "excerpt_units",
@@ -55,6 +57,10 @@ NEGATION_WORDS = frozenset(
 
 STATE_WORDS = frozenset({"firing", "resolved", "pending", "inactive"})
 """Alert states: every alert of a world has one, so quoting it says nothing about this one."""
+
+TOKENISED_CACHE_SIZE = 128
+"""Texts whose tokens :func:`tokenise` keeps: a scenario's claims, excerpts and cited rows fit
+(about 10 KB per evidence-row-sized text, so about a megabyte when full)."""
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _TOKEN_RE = re.compile(
@@ -97,11 +103,11 @@ class Token:
 @dataclass(frozen=True)
 class Tokenised:
     text: str  # the NFC text the offsets refer to
-    tokens: list[Token]
+    tokens: tuple[Token, ...]  # a tuple: one result is shared by every caller (see tokenise)
     cut_first: bool  # the first token touches a leading truncation marker
     cut_last: bool  # the last token touches a trailing truncation marker
 
-    def whole_tokens(self) -> list[Token]:
+    def whole_tokens(self) -> tuple[Token, ...]:
         """Tokens that are certainly complete (a token glued to ``...`` may be cut)."""
         low = 1 if self.cut_first else 0
         high = len(self.tokens) - (1 if self.cut_last else 0)
@@ -147,7 +153,15 @@ def _number_key(digits: str) -> str:
     return f"{whole}.{fraction}" if fraction else whole
 
 
+@functools.lru_cache(maxsize=TOKENISED_CACHE_SIZE)
 def tokenise(text: str) -> Tokenised:
+    """The tokens of ``text``, remembered for the last :data:`TOKENISED_CACHE_SIZE` texts.
+
+    A run tokenises the same few texts again and again: each claim's statement and excerpt
+    (gatekeeper, verdict, composer) and the world's evidence rows, which every scenario of
+    the world cites. Folding is a loop over characters, the gatekeeper's largest cost; the
+    result is immutable, so sharing it is safe.
+    """
     source, folded, offsets = _fold(text)
     begin, end, cut_start, cut_end = _content_bounds(folded)
     tokens: list[Token] = []
@@ -159,7 +173,7 @@ def tokenise(text: str) -> Tokenised:
         tokens.append(Token(key, surface, kind, len(tokens), first, last))
     cut_first = bool(tokens) and cut_start and _starts_at(folded, offsets, tokens[0], begin)
     cut_last = bool(tokens) and cut_end and offsets[end - 1] + 1 == tokens[-1].end
-    return Tokenised(source, tokens, cut_first, cut_last)
+    return Tokenised(source, tuple(tokens), cut_first, cut_last)
 
 
 def _starts_at(folded: str, offsets: list[int], token: Token, begin: int) -> bool:
