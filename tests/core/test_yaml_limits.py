@@ -65,3 +65,14 @@ def test_only_a_text_with_an_asterisk_can_hold_an_alias() -> None:
     assert may_contain_alias("a: &x 1\nb: [1, 2]\n") is False  # an anchor alone shares nothing
     assert may_contain_alias("a: &x 1\nb: *x\n") is True
     assert may_contain_alias("note: '**bold**'\n") is True
+
+
+def test_bytes_are_measured_and_loaded_as_their_text() -> None:
+    """Cassettes are handed to libyaml as bytes: same aliases check, same document."""
+    assert may_contain_alias(b"a: &x 1\nb: *x\n")
+    assert not may_contain_alias("a: 内存 91%\n".encode())
+    with pytest.raises(YamlLimitError, match="line 6, column 5: YAML aliases expand"):
+        safe_load_limited(_bomb(9).encode())
+    text = "a: &x {k: [1, 内存]}\nb: *x\nc: |-\n  第一行\r\n  second\n"
+    assert safe_load_limited(text.encode()) == safe_load_limited(text)
+    assert safe_load_limited(text.encode())["c"] == "第一行\nsecond"

@@ -489,3 +489,43 @@ def test_a_session_patches_httpx2_and_no_other_http_library(
         assert http.client.HTTPConnection is connection
         assert urllib3.connectionpool.HTTPConnectionPool.ConnectionCls is pool_connection
     assert httpx2.HTTPTransport.handle_request is handle_request
+
+
+SHIPPED_CASSETTES = sorted(Path(__file__).resolve().parents[2].glob("cassettes/*.yaml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED_CASSETTES[:4], ids=lambda path: path.stem)
+def test_shipped_cassette_loads_from_bytes_as_from_text(path: Path) -> None:
+    """libyaml reads the cassette's bytes: the same document as from the decoded text."""
+    requests, responses = Utf8Persister(CassetteError).load_cassette(str(path), None)
+    document = yaml.load(path.read_text("utf-8"), Loader=yaml.SafeLoader)
+    expected = document["interactions"]
+    assert [r.body.decode("utf-8") for r in requests] == [i["request"]["body"] for i in expected]
+    assert [r.uri for r in requests] == [i["request"]["uri"] for i in expected]
+    assert [r["body"]["string"] for r in responses] == [
+        i["response"]["body"]["string"].encode("utf-8") for i in expected
+    ]
+    assert len(requests) >= 3
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("interactions: []\n".encode("utf-16"), "is not UTF-8 text: invalid start byte"),
+        (b"version: 1\ninteractions: [\xed\xa0\x80]\n", "is not UTF-8 text: invalid continuation"),
+        (
+            b"version: 1\ninteractions: [\x00]\n",
+            "is not valid YAML: unacceptable character #x0000: control characters are not"
+            ' allowed in "<unicode string>", position 26',
+        ),
+        (b"interactions: [\n", "is not valid YAML: line 2, column 1: did not find expected node"),
+    ],
+    ids=["utf-16", "surrogate", "control-character", "unclosed"],
+)
+def test_broken_cassette_errors_read_as_from_text(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_bytes(content)
+    with pytest.raises(CassetteError, match=re.escape(f"cassette {path} {message}")):
+        Utf8Persister(CassetteError).load_cassette(str(path), None)

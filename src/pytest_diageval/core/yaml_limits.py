@@ -39,13 +39,15 @@ class YamlLimitError(ValueError):
         self.mark = mark
 
 
-def may_contain_alias(text: str) -> bool:
+def may_contain_alias(text: str | bytes) -> bool:
     """False when ``text`` cannot hold a YAML alias: every alias is written ``*name``.
 
     Most scenario files and cassettes have no ``*`` at all; for them the walk of
     :func:`check_aliases` (about a millisecond per scenario file, more per cassette) is
     skipped, since without an alias no node is shared and nothing can expand or recurse.
     """
+    if isinstance(text, bytes):
+        return b"*" in text
     return "*" in text
 
 
@@ -97,8 +99,11 @@ def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_: set[int], limi
     return sizes[id(node)]
 
 
-def safe_load_limited(text: str) -> Any:
-    """``yaml.safe_load`` that first refuses recursive aliases and alias bombs."""
+def safe_load_limited(text: str | bytes) -> Any:
+    """``yaml.safe_load`` that first refuses recursive aliases and alias bombs.
+
+    Bytes are read by libyaml itself (UTF-8, or UTF-16 after its byte order mark).
+    """
     loader = _Loader(text)
     try:
         root = loader.get_single_node()

@@ -70,6 +70,25 @@ def utf8_text(raw: bytes) -> str:
     return raw.decode("utf-8")
 
 
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _load_yaml(raw: bytes) -> Any:
+    """The cassette document, as :func:`safe_load_limited` of :func:`utf8_text` gives it.
+
+    libyaml is handed the bytes: it checks UTF-8 itself, and a Python string would be
+    decoded here only for pyyaml to encode it back to UTF-8 for libyaml (together a fifth
+    of a cassette's load). What libyaml would read otherwise (UTF-16 after a byte order
+    mark), and any file it refuses, goes the text way, so errors read exactly as from text.
+    """
+    if raw.startswith(_UTF16_BOMS):
+        return safe_load_limited(utf8_text(raw))
+    try:
+        return safe_load_limited(raw)
+    except (YamlLimitError, yaml.YAMLError):
+        return safe_load_limited(utf8_text(raw))
+
+
 def _yaml_problem(error: Exception) -> str:
     """One line: ``line 2, column 1: did not find expected node content``."""
     if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
@@ -97,7 +116,7 @@ class Utf8Persister:
         if not raw.strip():  # as holds_recording, on the bytes read once
             raise CassetteNotFoundError()
         try:
-            data = safe_load_limited(utf8_text(raw))
+            data = _load_yaml(raw)
         except UnicodeDecodeError as exc:
             raise self._unreadable_error(
                 f"cassette {path} is not UTF-8 text: {exc.reason}"
