@@ -44,11 +44,14 @@ CANONICAL_BODY_KEYS = (
 )
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=64)
 def canonical_body(body: bytes | None) -> str:
     """The part of a request body that must match; cached because it is asked for repeatedly.
 
     vcrpy bodies are immutable ``bytes`` (their hash is cached too), so the cache key is cheap.
+    vcrpy matches each request against every recorded one of its cassette (tens of bodies);
+    64 entries hold a cassette's several times over, where more would only keep other
+    cassettes' bodies (tens of KB each, key and value) alive for a rare repeat.
     """
     if not body:
         return ""
