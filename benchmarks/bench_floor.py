@@ -11,7 +11,9 @@ Prints, each measured in the same run so the ratios hold on a shared machine:
   the requests alone are printed beside it;
 * **plugin**: ``pytest`` over N scripted and N cassette scenarios (the scenarios of
   ``bench_scenarios.py``: 8 model calls, 8 ``expect`` items each);
-* **overhead per scenario** = (plugin − pytest floor − SDK floor) / N, wall and CPU;
+* **overhead per scenario** = (plugin − pytest floor − SDK floor) / N, wall and CPU, each
+  round against its own floors, over ``--repeat`` interleaved rounds (median and spread: the
+  machine's speed drifts by 2x over minutes);
 * **peak RSS** of single-process runs over ``--rss-counts`` scripted scenarios (1,000 and
   5,000 by default) and the pytest floor at the largest of them;
 * **``-n`` ratio**: wall (and CPU) of ``-n <workers>`` over one process at
@@ -163,31 +165,58 @@ def header(title: str) -> None:
     print(f"{'run':<34} {'scen.':>6} {'wall s (CPU s)':>17} {'peak MB':>8}")
 
 
-def overhead(plugin: Run, floor: Run, sdk: Run, scenarios: int) -> str:
+def overhead_ms(plugin: Run, floor: Run, sdk: Run, scenarios: int) -> tuple[float, float]:
+    """(wall, CPU) ms per scenario above pytest's floor and the SDK's."""
     wall = (plugin.seconds - floor.seconds - sdk.seconds) / scenarios * 1000
     cpu = (plugin.cpu_seconds - floor.cpu_seconds - sdk.cpu_seconds) / scenarios * 1000
-    return f"overhead {wall:5.1f} ms/scen. wall ({cpu:5.1f} CPU)"
+    return wall, cpu
+
+
+def median_run(runs: list[Run]) -> Run:
+    """The run of median CPU time (a real run, so its wall time and memory go with it)."""
+    return sorted(runs, key=lambda run: run.cpu_seconds)[len(runs) // 2]
 
 
 # --------------------------------------------------------------------------- sections
 
 
-def floors_and_plugin(root: Path, count: int, cassettes: dict[str, Path]) -> None:
+def floors_and_plugin(root: Path, count: int, cassettes: dict[str, Path], repeat: int) -> None:
+    """Floors and plugin runs in ``repeat`` interleaved rounds: each round's overhead is taken
+    against the floors of the same round (the machine's speed drifts by 2x over minutes),
+    and the median round is printed with the spread."""
     folders = generate(root / "plugin", {"scripted": count, "cassette": count}, cassettes)
     trivial = root / "trivial"
     items = write_trivial_suite(trivial, count)
-    header(f"{count} scenarios × {ITEMS} items against the floors")
-    floor = run_pytest([str(trivial), "-q", "-p", "no:diageval"], root)  # warm-up: bytecode
+    header(f"{count} scenarios × {ITEMS} items against the floors, median of {repeat} rounds")
+    run_pytest([str(trivial), "-q", "-p", "no:diageval"], root)  # warm-up: bytecode
+    for folder, _ in folders.values():
+        run_pytest([str(folder), "-q", "--collect-only"], root)  # warm-up: bytecode, disk
+    rounds = [_round(root, trivial, items, folders) for _ in range(repeat)]
+    floor = median_run([r["floor"] for r in rounds])
+    line("pytest floor (trivial items)", count, floor)
+    sdk = median_run([r["sdk"] for r in rounds])
+    loop_ms = sorted(r["loop_ms"] for r in rounds)[repeat // 2]
+    line("SDK floor (same requests)", count, sdk, f"requests alone {loop_ms:.1f} ms/scen.")
+    for kind in folders:
+        each = sorted(overhead_ms(r[kind], r["floor"], r["sdk"], count) for r in rounds)
+        cpu = sorted(c for _, c in each)
+        wall = sorted(w for w, _ in each)[repeat // 2]
+        spread = f"; CPU {cpu[0]:.1f}–{cpu[-1]:.1f} over rounds" if repeat > 1 else ""
+        extra = f"overhead {wall:5.1f} ms/scen. wall ({cpu[repeat // 2]:5.1f} CPU{spread})"
+        line(f"pytest-diageval, {kind}", count, median_run([r[kind] for r in rounds]), extra)
+
+
+def _round(
+    root: Path, trivial: Path, items: int, folders: dict[str, tuple[Path, int]]
+) -> dict[str, Any]:
     floor = run_pytest([str(trivial), "-q", "-p", "no:diageval"], root)
     require(floor, "pytest floor", passed=items)
-    line("pytest floor (trivial items)", count, floor)
-    sdk, loop_ms = run_sdk_floor(folders["cassette"][0] / "cassettes", count)
-    line("SDK floor (same requests)", count, sdk, f"requests alone {loop_ms:.1f} ms/scen.")
+    sdk, loop_ms = run_sdk_floor(folders["cassette"][0] / "cassettes", items // ITEMS)
+    measured: dict[str, Any] = {"floor": floor, "sdk": sdk, "loop_ms": loop_ms}
     for kind, (folder, passing) in folders.items():
-        run_pytest([str(folder), "-q", "--collect-only"], root)  # warm-up: bytecode, disk
-        plugin = run_pytest([str(folder), "-q"], root)
-        require(plugin, f"plugin, {kind}", passed=passing)
-        line(f"pytest-diageval, {kind}", count, plugin, overhead(plugin, floor, sdk, count))
+        measured[kind] = run_pytest([str(folder), "-q"], root)
+        require(measured[kind], f"plugin, {kind}", passed=passing)
+    return measured
 
 
 def memory(root: Path, counts: list[int]) -> dict[int, Run]:
@@ -253,6 +282,7 @@ def main() -> None:
     )
     parser.add_argument("--parallel-count", type=int, default=2000, help="-n ratio at N (2000)")
     parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers (2)")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of the floors section (3)")
     parser.add_argument("--sdk-floor", nargs=2, metavar=("CASSETTES", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.sdk_floor:
@@ -263,7 +293,7 @@ def main() -> None:
         root = Path(tmp)
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load()}")
         if args.count:  # --count 0 skips the floors (to rerun only the other sections)
-            floors_and_plugin(root, args.count, record_cassettes(root / "recording"))
+            floors_and_plugin(root, args.count, record_cassettes(root / "recording"), args.repeat)
         runs = memory(root, rss_counts) if rss_counts else {}
         if args.parallel_count:
             parallel(root, args.parallel_count, args.workers, runs.get(args.parallel_count))

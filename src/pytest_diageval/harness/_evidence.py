@@ -7,7 +7,7 @@ characters as two cells, so tables that mix Chinese and ASCII still line up in a
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from pytest_diageval.agents.results import ChatResult, RoundResult, ToolCallSummary
@@ -23,6 +23,7 @@ __all__ = [
     "route_lines",
     "row_values",
     "shorten",
+    "streamed_table",
     "table",
     "tool_call_lines",
     "width",
@@ -60,15 +61,25 @@ def width(value: str) -> int:
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """Rows as aligned, indented lines under a header line (the last column is not padded)."""
-    widths = [
-        max(width(line[column]) for line in [headers, *rows]) for column in range(len(headers))
-    ]
+    return list(streamed_table(headers, lambda: iter(rows)))
+
+
+def streamed_table(
+    headers: Sequence[str], make_rows: Callable[[], Iterable[Sequence[str]]]
+) -> Iterator[str]:
+    """:func:`table`, one line at a time: ``make_rows`` is called twice (widths, then lines), so
+    a table of thousands of rows never holds its cells or its lines all at once."""
+    widths = [width(header) for header in headers]
+    for row in make_rows():
+        widths = [max(known, width(cell)) for known, cell in zip(widths, row, strict=True)]
 
     def render(cells: Sequence[str]) -> str:
         padded = [cell + " " * (widths[i] - width(cell)) for i, cell in enumerate(cells[:-1])]
         return "  " + " | ".join([*padded, cells[-1]]).rstrip()
 
-    return [render(headers), *(render(row) for row in rows)]
+    yield render(headers)
+    for row in make_rows():
+        yield render(row)
 
 
 # --------------------------------------------------------------------------- pipeline

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_diageval.agents.results import ChatResult
-from pytest_diageval.harness._evidence import decision_lines, gatekeeper_lines, table
+from pytest_diageval.harness._evidence import (
+    decision_lines,
+    gatekeeper_lines,
+    streamed_table,
+    table,
+)
 from pytest_diageval.harness.audit_spool import AuditSpool, write_report
 from pytest_diageval.harness.rerecord import rerecord_command
 
@@ -154,11 +160,16 @@ class ScenarioSummaries:
         if payload.get("audit") is not None:
             self.audits.add(summary["id"], payload["audit"])
 
-    def table_lines(self) -> list[str]:
+    def table_lines(self) -> Iterator[str]:
+        """One line per scenario, made as it is written (a suite has thousands)."""
         header = ["scenario", "expected", "actual", "score", "gatekeeper", "rounds", "tokens"]
         header.append("checks")
-        rows = [
-            [
+        return streamed_table(header, self._table_rows)
+
+    def _table_rows(self) -> Iterator[list[str]]:
+        for key in sorted(self.rows):
+            row = self.rows[key]
+            yield [
                 row["id"],
                 row["expected_verdict"],
                 row["verdict"],
@@ -168,9 +179,6 @@ class ScenarioSummaries:
                 _tokens_cell(row.get("usage")),
                 f"{self.passed[key]}/{self.passed[key] + self.failed[key]}",
             ]
-            for key, row in sorted(self.rows.items())
-        ]
-        return table(header, rows)
 
     def confusion_counts(self) -> tuple[list[str], list[str], Counter[tuple[str, str]]]:
         """Expected labels (rows), actual labels (columns) and the count of each pair; the
