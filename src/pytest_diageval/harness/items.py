@@ -240,10 +240,10 @@ class ScenarioNode(LeanNode, pytest.Collector):
         """pytest leaves the scenario (its last selected item has run): release the run.
 
         Only the outline's names stay (the summary row lives on in the reporter), so memory
-        does not grow with the suite. The items of a
-        scenario run one after another; should a plugin reorder them apart, a later item
-        replays the scenario again (replays are deterministic). Recording modes keep the run:
-        a second pass would record the model twice.
+        does not grow with the suite. The items of a scenario run one after another; should
+        a plugin reorder them apart, a later item replays the scenario again (replays are
+        deterministic). Recording modes keep the run: a second pass would record the model
+        twice.
         """
         self._scenario = None
         mode = self.record_mode or _configured_record_mode(self.config)
