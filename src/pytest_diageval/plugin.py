@@ -252,10 +252,12 @@ def item_payload(item: Any) -> dict[str, Any]:
 
 def stale_cassette(node: Any, error: BaseException | None) -> dict[str, Any] | None:
     """What the end-of-run re-record command needs from a scenario whose cassette is stale."""
+    if node.cassette is None:  # before the imports: a scripted suite never loads vcrpy (8 MB)
+        return None
     from pytest_diageval.harness.rerecord import display_path
     from pytest_diageval.harness.stale import is_stale_error
 
-    if node.cassette is None or not is_stale_error(error):
+    if not is_stale_error(error):
         return None
     metadata = node.recording_metadata()
     options = [] if metadata is None else metadata.options()

@@ -327,3 +327,22 @@ def test_scenario_nodes_make_their_extra_keyword_set_only_when_it_is_used(
     assert plugin.held_before == [None] * 15
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*13 deselected*"])
+
+
+def test_a_scripted_suite_never_imports_vcrpy(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    scenarios.write_trio()  # scripted scenarios only
+    pytester.makeconftest(
+        """
+        import sys
+
+        def pytest_sessionfinish(session):
+            print("vcr imported:", "vcr" in sys.modules)
+        """
+    )
+
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-s")  # a fresh interpreter
+
+    result.assert_outcomes(passed=13, failed=2)  # every item ran and reported
+    result.stdout.fnmatch_lines(["*vcr imported: False*"])
