@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx2
 import pytest
@@ -276,18 +277,15 @@ def _timeout(request: httpx2.Request) -> httpx2.Response:
     raise httpx2.ReadTimeout("read timed out", request=request)
 
 
+def _completion(request: httpx2.Request, choices: list[dict[str, Any]]) -> httpx2.Response:
+    """A 200 chat completion for ``request`` with exactly these choices."""
+    model = json.loads(request.content)["model"]
+    envelope = {"id": "x", "object": "chat.completion", "created": 0, "model": model}
+    return httpx2.Response(200, json={**envelope, "choices": choices})
+
+
 def _empty_choices(request: httpx2.Request) -> httpx2.Response:
-    body = json.loads(request.content)
-    return httpx2.Response(
-        200,
-        json={
-            "id": "x",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body["model"],
-            "choices": [],
-        },
-    )
+    return _completion(request, [])
 
 
 @pytest.mark.parametrize(
@@ -343,28 +341,13 @@ def test_sdk_retries_server_errors_and_says_so_in_a_header() -> None:
 
 
 def _cut_at_max_tokens(request: httpx2.Request) -> httpx2.Response:
-    body = json.loads(request.content)
     call = {
         "id": "call_1",
         "type": "function",
         "function": {"name": "Plan", "arguments": '{"plan": "确认告'},
     }
-    return httpx2.Response(
-        200,
-        json={
-            "id": "x",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body["model"],
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "length",
-                    "message": {"role": "assistant", "content": None, "tool_calls": [call]},
-                }
-            ],
-        },
-    )
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    return _completion(request, [{"index": 0, "finish_reason": "length", "message": message}])
 
 
 def test_an_answer_cut_at_max_tokens_is_invalid_at_once_and_never_re_asked() -> None:
