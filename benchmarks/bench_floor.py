@@ -8,7 +8,9 @@ Prints, each measured in the same run so the ratios hold on a shared machine:
   cassettes' bodies, stage headers and recorded responses, on an in-memory
   ``httpx2.MockTransport``), one client per scenario, N times: the whole process with its
   ``import openai``, minus a bare interpreter start (the pytest floor counts that already);
-  the requests alone are printed beside it;
+  the requests alone are printed beside it. The plugin sends its bodies through the client's
+  ``post`` without ``create``'s params walk (the identity on them, and most of the SDK's
+  time), so the same floor through ``post`` is measured too, and the overhead against it;
 * **plugin**: ``pytest`` over N scripted and N cassette scenarios (the scenarios of
   ``bench_scenarios.py``: 8 model calls, 8 ``expect`` items each);
 * **overhead per scenario** = (plugin − pytest floor − SDK floor) / N, wall and CPU, each
@@ -66,13 +68,15 @@ def write_trivial_suite(folder: Path, files: int) -> int:
     return files * ITEMS
 
 
-def sdk_floor(cassette_dir: Path, scenarios: int) -> dict[str, float]:
-    """Send the recorded requests of ``scenarios`` scenarios through a bare openai client.
+def sdk_floor(cassette_dir: Path, scenarios: int, door: str = "create") -> dict[str, float]:
+    """Send the recorded requests of ``scenarios`` scenarios through a bare openai client,
+    by ``chat.completions.create`` or (``door="post"``) by the client's ``post``.
 
     Runs inside the ``--sdk-floor`` subprocess; returns wall and CPU seconds of the loop.
     """
     import httpx2
     import openai
+    from openai.types.chat import ChatCompletion as cast_to
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     cassettes = []
@@ -95,7 +99,11 @@ def sdk_floor(cassette_dir: Path, scenarios: int) -> dict[str, float]:
         )
         with client:
             for (params, headers), _, _ in exchanges:
-                client.chat.completions.create(**params, extra_headers=headers)
+                if door == "post":
+                    options: Any = {"headers": headers, "security": {"bearer_auth": True}}
+                    client.post("/chat/completions", body=params, cast_to=cast_to, options=options)
+                else:
+                    client.chat.completions.create(**params, extra_headers=headers)
     return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu}
 
 
@@ -107,11 +115,11 @@ def _exchange(entry: dict[str, Any]) -> tuple[tuple[dict[str, Any], dict[str, st
     return (json.loads(request["body"]), headers), response["status"]["code"], content
 
 
-def run_sdk_floor(cassette_dir: Path, scenarios: int) -> tuple[Run, float]:
+def run_sdk_floor(cassette_dir: Path, scenarios: int, door: str = "create") -> tuple[Run, float]:
     """The SDK floor as a whole process (``import openai`` included, as a user of the bare SDK
     pays it) minus a bare interpreter start (the pytest floor has that already); and the
     loop alone in ms per scenario."""
-    command = [sys.executable, __file__, "--sdk-floor", str(cassette_dir), str(scenarios)]
+    command = [sys.executable, __file__, "--sdk-floor", str(cassette_dir), str(scenarios), door]
     whole, output = _timed(command)
     bare, _ = _timed([sys.executable, "-c", "pass"])
     loop = json.loads(output.strip().splitlines()[-1])
@@ -197,12 +205,21 @@ def floors_and_plugin(root: Path, count: int, cassettes: dict[str, Path], repeat
     sdk = median_run([r["sdk"] for r in rounds])
     loop_ms = sorted(r["loop_ms"] for r in rounds)[repeat // 2]
     line("SDK floor (same requests)", count, sdk, f"requests alone {loop_ms:.1f} ms/scen.")
+    post = median_run([r["post"] for r in rounds])
+    post_ms = sorted(r["post_ms"] for r in rounds)[repeat // 2]
+    line(
+        "SDK floor by post (no params walk)", count, post, f"requests alone {post_ms:.1f} ms/scen."
+    )
     for kind in folders:
         each = sorted(overhead_ms(r[kind], r["floor"], r["sdk"], count) for r in rounds)
         cpu = sorted(c for _, c in each)
         wall = sorted(w for w, _ in each)[repeat // 2]
         spread = f"; CPU {cpu[0]:.1f}–{cpu[-1]:.1f} over rounds" if repeat > 1 else ""
-        extra = f"overhead {wall:5.1f} ms/scen. wall ({cpu[repeat // 2]:5.1f} CPU{spread})"
+        by_post = sorted(overhead_ms(r[kind], r["floor"], r["post"], count)[1] for r in rounds)
+        extra = (
+            f"overhead {wall:5.1f} ms/scen. wall ({cpu[repeat // 2]:5.1f} CPU{spread});"
+            f" over the post floor {by_post[repeat // 2]:.1f} CPU"
+        )
         line(f"pytest-diageval, {kind}", count, median_run([r[kind] for r in rounds]), extra)
 
 
@@ -211,8 +228,16 @@ def _round(
 ) -> dict[str, Any]:
     floor = run_pytest([str(trivial), "-q", "-p", "no:diageval"], root)
     require(floor, "pytest floor", passed=items)
-    sdk, loop_ms = run_sdk_floor(folders["cassette"][0] / "cassettes", items // ITEMS)
-    measured: dict[str, Any] = {"floor": floor, "sdk": sdk, "loop_ms": loop_ms}
+    cassettes = folders["cassette"][0] / "cassettes"
+    sdk, loop_ms = run_sdk_floor(cassettes, items // ITEMS)
+    post, post_ms = run_sdk_floor(cassettes, items // ITEMS, door="post")
+    measured: dict[str, Any] = {
+        "floor": floor,
+        "sdk": sdk,
+        "loop_ms": loop_ms,
+        "post": post,
+        "post_ms": post_ms,
+    }
     for kind, (folder, passing) in folders.items():
         measured[kind] = run_pytest([str(folder), "-q"], root)
         require(measured[kind], f"plugin, {kind}", passed=passing)
@@ -283,10 +308,13 @@ def main() -> None:
     parser.add_argument("--parallel-count", type=int, default=2000, help="-n ratio at N (2000)")
     parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers (2)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of the floors section (3)")
-    parser.add_argument("--sdk-floor", nargs=2, metavar=("CASSETTES", "N"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--sdk-floor", nargs=3, metavar=("CASSETTES", "N", "DOOR"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
     if args.sdk_floor:
-        print(json.dumps(sdk_floor(Path(args.sdk_floor[0]), int(args.sdk_floor[1]))))
+        folder, scenarios, door = args.sdk_floor
+        print(json.dumps(sdk_floor(Path(folder), int(scenarios), door)))
         return
     rss_counts = _counts(args.rss_counts)
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:

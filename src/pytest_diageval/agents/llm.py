@@ -23,8 +23,8 @@ kept for the audit).
 """
 
 # DETERMINISM NOTES (openai 3.3 / instructor 1.17, checked against the installed sources):
-# - The body is ``json.dumps(ensure_ascii=False, separators=(",", ":"))`` of the SDK's
-#   transformed params; the top-level keys come out in a fixed order.
+# - The body is ``json.dumps(ensure_ascii=False, separators=(",", ":"))`` of our params,
+#   top-level keys in ``create``'s fixed order (see :func:`post_completion`).
 # - No idempotency key is sent by the OpenAI client (``_idempotency_header`` is None).
 # - ``x-stainless-retry-count`` is "0" unless the SDK itself retries (5xx, 408/409/429,
 #   timeouts); SDK retries also sleep with random jitter, so live runs are not replayable
@@ -48,10 +48,8 @@ from openai.types.chat import (
     ChatCompletion,
     ChatCompletionMessage,
     ChatCompletionMessageFunctionToolCall,
-    ChatCompletionMessageParam,
-    ChatCompletionToolChoiceOptionParam,
-    ChatCompletionToolUnionParam,
 )
+from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_diageval.agents.structured_output import (
@@ -232,21 +230,18 @@ class LLM:
     ) -> ChatCompletion:
         """One plain chat completion; raises :class:`LLMUnavailable` when nothing came back."""
         headers = stage_headers(stage, round)
-        try:
-            completion = self.client.chat.completions.create(
-                model=self.config.model,
-                messages=_message_params(messages),
-                temperature=self.config.temperature,
-                max_tokens=STAGE_MAX_TOKENS[stage],
-                tools=_tools_param(tools),
-                tool_choice=_tool_choice_param(tool_choice),
-                extra_headers=headers,
-            )
-        except openai.APIError as exc:
-            raise LLMUnavailable(self._describe(exc), stage=stage, round=round) from exc
-        if not completion.choices:
-            raise LLMUnavailable("the response has no choices", stage=stage, round=round)
-        return completion
+        request: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": [dict(message) for message in messages],
+            "temperature": self.config.temperature,
+            "max_tokens": STAGE_MAX_TOKENS[stage],
+            "extra_headers": headers,
+        }
+        if tools is not None:
+            request["tools"] = [dict(tool) for tool in tools]
+        if tool_choice is not None:
+            request["tool_choice"] = tool_choice
+        return self._create(request, stage=stage, round=round)
 
     def structured(
         self,
@@ -305,7 +300,7 @@ class LLM:
         Other client errors (the scripted model's ``ScriptError``) surface as themselves.
         """
         try:
-            completion: ChatCompletion = self.client.chat.completions.create(**request)
+            completion = post_completion(self.client, request)
         except openai.APIError as exc:
             raise LLMUnavailable(self._describe(exc), stage=stage, round=round) from exc
         if not completion.choices:
@@ -356,23 +351,26 @@ def _raw_text(completion: ChatCompletion) -> str | None:
     return message.content
 
 
-def _message_params(messages: Sequence[Mapping[str, Any]]) -> list[ChatCompletionMessageParam]:
-    return [cast(ChatCompletionMessageParam, dict(message)) for message in messages]
+# The keys of a chat completion body, in the order ``chat.completions.create`` writes them.
+_BODY_KEYS = tuple(CompletionCreateParamsNonStreaming.__annotations__)
 
 
-def _tools_param(
-    tools: Sequence[Mapping[str, Any]] | None,
-) -> list[ChatCompletionToolUnionParam] | openai.Omit:
-    if tools is None:
-        return openai.omit
-    return [cast(ChatCompletionToolUnionParam, dict(tool)) for tool in tools]
+def post_completion(client: openai.OpenAI, request: Mapping[str, Any]) -> ChatCompletion:
+    """``client.chat.completions.create(**request)``, byte for byte, without its params walk.
 
-
-def _tool_choice_param(
-    tool_choice: str | Mapping[str, Any] | None,
-) -> ChatCompletionToolChoiceOptionParam | openai.Omit:
-    if tool_choice is None:
-        return openai.omit
-    if isinstance(tool_choice, str):
-        return cast(ChatCompletionToolChoiceOptionParam, tool_choice)
-    return cast(ChatCompletionToolChoiceOptionParam, dict(tool_choice))
+    ``create`` walks the params against the SDK's TypedDicts to rename aliased keys and format
+    dates; no chat param has an alias or a format, so for our plain JSON params the walk
+    returns an equal copy, and it cost more than all of a request's other work together (it
+    re-walks the whole growing conversation on every executor turn). So the body goes to the
+    client's documented ``post`` with the same keys in the same order, the same auth and
+    headers; ``tests/agents/test_post_completion.py`` checks the bytes against ``create``'s
+    and the walk's identity on every shipped scenario's requests.
+    """
+    unknown = set(request) - {*_BODY_KEYS, "extra_headers"} | ({"stream"} & set(request))
+    if unknown:
+        raise TypeError(f"not a non-streaming chat completion param: {sorted(unknown)}")
+    body = {key: request[key] for key in _BODY_KEYS if key in request}
+    options: Any = {"security": {"bearer_auth": True}}  # what ``create`` asks for
+    if request.get("extra_headers") is not None:
+        options["headers"] = request["extra_headers"]
+    return client.post("/chat/completions", body=body, cast_to=ChatCompletion, options=options)
