@@ -529,3 +529,36 @@ def test_broken_cassette_errors_read_as_from_text(
     path.write_bytes(content)
     with pytest.raises(CassetteError, match=re.escape(f"cassette {path} {message}")):
         Utf8Persister(CassetteError).load_cassette(str(path), None)
+
+
+def test_a_replay_compares_each_request_with_its_own_recording_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """vcrpy asks whether a request is in the cassette, then plays it; played interactions
+    are skipped, not matched again, so the n-th request meets its own recording first."""
+    from pytest_diageval.harness import cassette_diff, cassettes
+    from pytest_diageval.harness.loader import load_scenario
+    from pytest_diageval.harness.runner import run_scenario
+    from pytest_diageval.harness.settings import RunSettings
+
+    repo = Path(__file__).resolve().parents[2]
+    scenario_path = repo / "scenarios" / "live" / "live-high-memory.yaml"
+    compared: list[bool] = []
+
+    def counting_matcher(current: Request, recorded: Request) -> bool:
+        compared.append(cassette_diff.body_matcher(current, recorded))
+        return compared[-1]
+
+    monkeypatch.setitem(cassettes._VCR.matchers, "diageval_body", counting_matcher)
+    run = run_scenario(
+        load_scenario(scenario_path),
+        scenario_path,
+        cassette=repo / "cassettes" / "live-high-memory.yaml",
+        settings=RunSettings(),
+        rerecord_command="",
+    )
+
+    assert run.error is None
+    requests = run.usage.total.requests
+    assert requests >= 4
+    assert compared == [True] * (2 * requests)  # quadratic, with misses, before

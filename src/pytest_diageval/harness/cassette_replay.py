@@ -7,7 +7,7 @@ replaced by the retry's, so a cassette holds each request's final answer only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from vcr.cassette import Cassette
@@ -45,6 +45,22 @@ class SessionCassette(Cassette):  # type: ignore[misc]
         # the last answer then belongs to an earlier request, kept even if its body is equal.
         if response["status"]["code"] >= 400 and requests_match(retry, request, self._match_on):
             del self.data[last]
+
+    def _responses(self, request: Request) -> Iterator[tuple[int, dict[str, Any]]]:
+        """vcrpy's own, without the interactions that cannot be played again.
+
+        vcrpy matches a request against every interaction twice (``in``, then
+        ``play_response``), and both skip a played one unless repeats are allowed; skipping it
+        before matching gives the same answers, and a replay's n-th request meets its own
+        recording first instead of being compared with all the earlier ones again.
+        """
+        request = self._before_record_request(request)
+        repeats = self.allow_playback_repeats
+        for index, (stored_request, response) in enumerate(self.data):
+            if (repeats or not self.play_counts[index]) and requests_match(
+                request, stored_request, self._match_on
+            ):
+                yield index, response
 
     def can_play_response_for(self, request: Request) -> bool:
         self.requests_seen += 1

@@ -74,21 +74,18 @@ def _run_scripted(scenario: Scenario, world: World, usage: TokenUsage) -> ChatRe
     with llm:
         result = _diagnose(scenario, world, llm)
     transport.assert_exhausted()
-    # The openai client still points at the transport from inside its own reference cycle
-    # (see _diagnose): the recorded requests must not wait for it (whoever took the list
-    # keeps it).
-    transport.requests = []
     return result
 
 
 def _diagnose(scenario: Scenario, world: World, llm: LLM) -> ChatResult:
     """One ChatService run on a fresh store, closed as soon as the run ends.
 
-    A sqlite3 connection (with its statement cache) and an openai client (``client.chat``
-    points back at the client) each sit in a reference cycle, so what they hold is freed
-    only by a full garbage collection, and those come rarer as the suite grows (about every
-    80 scenarios at 1,000): a run's database and requests piled up between them and peak
-    memory grew with the suite. Closing frees the database at once.
+    A sqlite3 connection (with its statement cache) sits in a reference cycle, so what it
+    holds is freed only by a full garbage collection, and those come rarer as the suite grows
+    (about every 80 scenarios at 1,000): the runs' databases piled up between them and peak
+    memory grew with the suite. Closing frees the database at once. (The openai client is in
+    no cycle as long as nothing touches ``client.chat``, which points back at the client:
+    :func:`~pytest_diageval.agents.llm.post_completion` does not.)
     """
     with closing(Store()) as store:
         service = ChatService(store=store)
