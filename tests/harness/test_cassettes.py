@@ -531,11 +531,12 @@ def test_broken_cassette_errors_read_as_from_text(
         Utf8Persister(CassetteError).load_cassette(str(path), None)
 
 
-def test_a_replay_compares_each_request_with_its_own_recording_only(
+def test_a_replay_compares_each_request_with_its_own_recording_and_by_bytes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """vcrpy asks whether a request is in the cassette, then plays it; played interactions
-    are skipped, not matched again, so the n-th request meets its own recording first."""
+    are skipped, not matched again, so the n-th request meets its own recording first. An
+    unchanged replay sends every request exactly as recorded: none is canonicalised."""
     from pytest_diageval.harness import cassette_diff, cassettes
     from pytest_diageval.harness.loader import load_scenario
     from pytest_diageval.harness.runner import run_scenario
@@ -544,12 +545,18 @@ def test_a_replay_compares_each_request_with_its_own_recording_only(
     repo = Path(__file__).resolve().parents[2]
     scenario_path = repo / "scenarios" / "live" / "live-high-memory.yaml"
     compared: list[bool] = []
+    canonicalised: list[bytes | None] = []
 
     def counting_matcher(current: Request, recorded: Request) -> bool:
         compared.append(cassette_diff.body_matcher(current, recorded))
         return compared[-1]
 
+    def counting_canonical(body: bytes | None) -> str:
+        canonicalised.append(body)
+        return canonical_body(body)
+
     monkeypatch.setitem(cassettes._VCR.matchers, "diageval_body", counting_matcher)
+    monkeypatch.setattr(cassette_diff, "canonical_body", counting_canonical)
     run = run_scenario(
         load_scenario(scenario_path),
         scenario_path,
@@ -562,3 +569,21 @@ def test_a_replay_compares_each_request_with_its_own_recording_only(
     requests = run.usage.total.requests
     assert requests >= 4
     assert compared == [True] * (2 * requests)  # quadratic, with misses, before
+    assert canonicalised == []
+
+
+@pytest.mark.parametrize(
+    ("current", "recorded", "same"),
+    [
+        (b'{"a":1,"b":"\xe5\xa5\xbd"}', '{\n  "a": 1,\n  "b": "\u597d"\n}', True),
+        (b'{"a":1.0}', '{"a": 1}', False),  # 1.0 is not 1 in a request body
+        (b'{"b":1,"a":2}', '{"a": 2, "b": 1}', False),  # not the bytes the SDK sends
+        (b"not json", "not json", False),
+    ],
+)
+def test_sent_form_is_the_compact_json_the_sdk_sends(
+    current: bytes, recorded: str, same: bool
+) -> None:
+    from pytest_diageval.harness.cassette_diff import sent_form
+
+    assert (sent_form(recorded.encode()) == current) is same
