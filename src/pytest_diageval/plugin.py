@@ -238,12 +238,15 @@ def item_payload(item: Any) -> dict[str, Any]:
     node = item.scenario_node
     run = node.run()
     payload: dict[str, Any] = {
-        "summary": node.summary,
+        "scenario": node.scenario_id,
         "audit": None,
         "key": item.key,
         "message": item.check_message(),
         "stale": stale_cassette(node, run.error),
     }
+    summary = node.unsent_summary()
+    if summary is not None:  # once per run: the reporter keeps the row
+        payload["summary"] = summary
     if _wants_records(item.config) and not node.audit_reported:
         node.audit_reported = True
         payload["audit"] = audit_record(node.scenario, node.path, node.run(), item.config.rootpath)

@@ -11,6 +11,7 @@ from pytest_diageval.harness.report import ScenarioSummaries
 def _payload(scenario_id: str, verdict: str, score: float) -> dict[str, object]:
     usage = {"prompt_tokens": 812, "completion_tokens": 47, "total_tokens": 859, "requests": 3}
     return {
+        "scenario": scenario_id,
         "key": "verdict",
         "summary": {
             "id": scenario_id,

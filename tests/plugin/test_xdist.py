@@ -165,3 +165,47 @@ def test_the_scheduler_scopes_scenario_items_by_scenario_and_others_as_loadgroup
     scheduler = ScenarioGroupScheduling.__new__(ScenarioGroupScheduling)  # no config needed
 
     assert scheduler._split_scope(nodeid) == scope
+
+
+# Logs, in every process, which reports carry their scenario's row (the trylast reporter has
+# not consumed the payload yet when this plain hook runs).
+ROW_COUNTER_CONFTEST = """
+PROCESS = []
+
+
+def pytest_configure(config):
+    PROCESS.append(config.workerinput["workerid"] if hasattr(config, "workerinput") else "main")
+
+
+def pytest_runtest_logreport(report):
+    payload = getattr(report, "diageval", None)
+    if payload is not None:
+        process = PROCESS[0]
+        with open("rows.log", "a", encoding="utf-8") as log:
+            log.write(f"{process} {payload['scenario']} {'summary' in payload}\\n")
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "two workers"])
+def test_each_scenario_row_goes_with_one_report_only(
+    pytester: pytest.Pytester, scenarios: ScenarioDir, workers: list[str]
+) -> None:
+    scenarios.write_trio()
+    scenarios.write_text("conftest.py", ROW_COUNTER_CONFTEST)
+
+    result = pytester.runpytest_subprocess(*LEAN, *workers, "-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=13, failed=2)
+    assert len(scenarios.summary(result)) == 9  # every row in the table
+    lines = (pytester.path / "rows.log").read_text("utf-8").split()
+    logged = list(zip(lines[::3], lines[1::3], lines[2::3], strict=True))
+    rows: defaultdict[tuple[str, str], list[bool]] = defaultdict(list)
+    for process, scenario, carries_row in logged:
+        rows[process if process == "main" else "worker", scenario].append(carries_row == "True")
+    expected_processes = {"main"} if not workers else {"main", "worker"}
+    assert {process for process, _ in rows} == expected_processes
+    for (_, scenario), carried in rows.items():
+        assert carried.count(True) == 1, (scenario, carried)
+        assert carried[0] is True  # the first report of the scenario brings its row
+    for process in expected_processes:  # every item's report, in every process
+        assert sum(len(c) for (p, _), c in rows.items() if p == process) == 15

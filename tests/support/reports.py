@@ -34,6 +34,7 @@ def report_of(paths: Sequence[Path], root: Path = SHIPPED.parent) -> dict[str, A
             expected = scenario.expect.value_of(key)
             outcome = run_check(key, expected, run.result)
             payload = {
+                "scenario": scenario.scenario_id,
                 "summary": scenario_summary(scenario, run),
                 "audit": audit,
                 "key": key,

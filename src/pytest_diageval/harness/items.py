@@ -162,6 +162,8 @@ class ScenarioNode(LeanNode, pytest.Collector):
         self._scenario: Scenario | None = None
         self._run: ScenarioRun | None = None
         self._summary: dict[str, Any] | None = None
+        self._runs = 0
+        self._summary_sent_for = 0  # the run whose summary went with a report
         self._properties: tuple[tuple[str, object], ...] = ()
         self.audit_reported = False
         self.failures = ScenarioFailures()
@@ -208,6 +210,7 @@ class ScenarioNode(LeanNode, pytest.Collector):
                 rerecord_command=self.rerecord_command("rewrite"),
             )
             self._summary = scenario_summary(self.scenario, self._run)
+            self._runs += 1
         return self._run
 
     def forget_run(self) -> None:
@@ -227,6 +230,19 @@ class ScenarioNode(LeanNode, pytest.Collector):
             self.run()
         assert self._summary is not None
         return self._summary
+
+    def unsent_summary(self) -> dict[str, Any] | None:
+        """The summary the first time it is asked for after each run, else None.
+
+        The reporter keeps a scenario's row from the first report that carries it, so each
+        run's row goes with one report, not with every item's (under xdist every report is
+        serialised and sent to the controller: eight copies a scenario were a third of it).
+        """
+        summary = self.summary
+        if self._summary_sent_for == self._runs:
+            return None
+        self._summary_sent_for = self._runs
+        return summary
 
     @property
     def properties(self) -> tuple[tuple[str, object], ...]:

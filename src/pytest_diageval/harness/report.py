@@ -140,11 +140,15 @@ class ScenarioSummaries:
     each row (the error, the usage of each stage) are held to the end."""
 
     def add(self, payload: dict[str, Any], passed: bool, outcome: str | None = None) -> None:
-        summary = payload["summary"]
-        self.rows[summary["id"]] = summary if self.keep_results else _table_row(summary)
-        (self.passed if passed else self.failed)[summary["id"]] += 1
+        """One item's report; the scenario's row comes with the first report of each run
+        (``summary``), a newer run's row replacing the older."""
+        scenario = payload["scenario"]
+        summary = payload.get("summary")
+        if summary is not None:
+            self.rows[scenario] = summary if self.keep_results else _table_row(summary)
+        (self.passed if passed else self.failed)[scenario] += 1
         if "key" in payload and self.keep_results:
-            self.results.setdefault(summary["id"], []).append(
+            self.results.setdefault(scenario, []).append(
                 {
                     "name": payload["key"],
                     "outcome": outcome or ("passed" if passed else "failed"),
@@ -156,9 +160,9 @@ class ScenarioSummaries:
         if stale is not None:
             self.stale.setdefault(stale["file"], stale["options"])
         if payload.get("key") == "verdict":
-            self.verdict_checked.add(summary["id"])
+            self.verdict_checked.add(scenario)
         if payload.get("audit") is not None:
-            self.audits.add(summary["id"], payload["audit"])
+            self.audits.add(scenario, payload["audit"])
 
     def table_lines(self) -> Iterator[str]:
         """One line per scenario, made as it is written (a suite has thousands)."""

@@ -33,7 +33,7 @@ def expectation_record(item: Any, report: pytest.TestReport) -> dict[str, Any]:
         return outcome_record(item.outcome)
     from pytest_diageval.harness.outcome import describe_expected
 
-    error = report.diageval["summary"].get("error")
+    error = item.scenario_node.summary.get("error")
     failure = "" if report.passed else report.longreprtext
     return {
         "expected": describe_expected(item.scenario_node.scenario.expect.value_of(item.key)),
