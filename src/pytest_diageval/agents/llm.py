@@ -7,6 +7,9 @@ Every agent talks to the model through :class:`LLM`:
   verifier). ``structured_max_retries`` re-asks on invalid output, so with the default of 1 a
   malformed answer costs exactly two HTTP calls and a good one exactly one.
 
+Both send through :func:`post_completion`: exactly what ``client.chat.completions.create``
+sends, without its params walk (most of the SDK's time on a long conversation).
+
 Every request carries ``X-Diageval-Stage`` and ``X-Diageval-Round`` so that a recording says
 which agent made each call. The request *body* is deterministic for the same inputs: the SDK
 serialises it with fixed separators and the key order of the dicts we pass, and tool results
