@@ -10,6 +10,7 @@ import pytest
 from pytest_diageval.llama_chat import (
     DEFAULT_GENERATION_TIMEOUT,
     MAX_ENUM_RANGE,
+    Envelope,
     ToolPlan,
     grammar_schema,
     message_response,
@@ -218,11 +219,13 @@ def test_tool_call_response_holds_exactly_one_call_with_usage() -> None:
         "query_logs",
         '{"service": "order-service", "limit": 20}',
         cut_off=False,
-        completion_id="cmpl-7",
-        created=1700000000,
-        model="gemma3-270m",
-        prompt_tokens=812,
-        completion_tokens=14,
+        envelope=Envelope(
+            "cmpl-7",
+            created=1700000000,
+            model="gemma3-270m",
+            prompt_tokens=812,
+            completion_tokens=14,
+        ),
     )
     assert response == {
         "id": "chatcmpl-7",
@@ -255,19 +258,14 @@ def test_tool_call_response_holds_exactly_one_call_with_usage() -> None:
 
 
 def test_cut_off_answers_report_length() -> None:
-    shared: dict[str, Any] = {
-        "completion_id": "cmpl-1",
-        "created": 1,
-        "model": "m",
-        "prompt_tokens": 3,
-        "completion_tokens": 1024,
-    }
-    call = tool_call_response("submit", '{"a": ', cut_off=True, **shared)
+    envelope = Envelope("cmpl-1", created=1, model="m", prompt_tokens=3, completion_tokens=1024)
+    call = tool_call_response("submit", '{"a": ', cut_off=True, envelope=envelope)
     assert call["choices"][0]["finish_reason"] == "length"
-    message = message_response("partial", cut_off=True, **shared)
+    message = message_response("partial", cut_off=True, envelope=envelope)
     assert message["choices"][0]["finish_reason"] == "length"
     assert message["choices"][0]["message"] == {"role": "assistant", "content": "partial"}
-    done = message_response("whole", cut_off=False, **shared)
+    assert message["usage"] == {"prompt_tokens": 3, "completion_tokens": 1024, "total_tokens": 1027}
+    done = message_response("whole", cut_off=False, envelope=envelope)
     assert done["choices"][0]["finish_reason"] == "stop"
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "MAX_ENUM_RANGE",
     "MESSAGE_PREFIX",
     "TOOL_CALL_ID",
+    "Envelope",
     "ToolPlan",
     "function_prefix",
     "grammar_schema",
@@ -242,46 +243,37 @@ def grammar_schema(schema: Any) -> Any:
 # ------------------------------------------------------------------ response
 
 
-def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
-    return {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-    }
+@dataclass(frozen=True)
+class Envelope:
+    """What an answer carries besides its message: llama.cpp's id, time and model, and the
+    token counts."""
 
+    completion_id: str
+    created: int
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
 
-def _chat_completion(
-    message: dict[str, Any],
-    finish_reason: str,
-    *,
-    completion_id: str,
-    created: int,
-    model: str,
-    prompt_tokens: int,
-    completion_tokens: int,
-) -> dict[str, Any]:
-    return {
-        "id": f"chat{completion_id}",
-        "object": "chat.completion",
-        "created": created,
-        "model": model,
-        "choices": [
-            {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
-        ],
-        "usage": _usage(prompt_tokens, completion_tokens),
-    }
+    def completion(self, message: dict[str, Any], finish_reason: str) -> dict[str, Any]:
+        """A ``chat.completion`` of one choice."""
+        return {
+            "id": f"chat{self.completion_id}",
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [
+                {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
+            ],
+            "usage": {
+                "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens,
+                "total_tokens": self.prompt_tokens + self.completion_tokens,
+            },
+        }
 
 
 def tool_call_response(
-    name: str,
-    arguments: str,
-    *,
-    cut_off: bool,
-    completion_id: str,
-    created: int,
-    model: str,
-    prompt_tokens: int,
-    completion_tokens: int,
+    name: str, arguments: str, *, cut_off: bool, envelope: Envelope
 ) -> dict[str, Any]:
     """A ``chat.completion`` with one call of ``name``; ``finish_reason`` is ``"length"`` when
     ``cut_off`` (token cap or deadline), as OpenAI reports truncated arguments."""
@@ -291,34 +283,11 @@ def tool_call_response(
         "function": {"name": name, "arguments": arguments},
     }
     message = {"role": "assistant", "content": None, "tool_calls": [call]}
-    return _chat_completion(
-        message,
-        "length" if cut_off else "tool_calls",
-        completion_id=completion_id,
-        created=created,
-        model=model,
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
-    )
+    return envelope.completion(message, "length" if cut_off else "tool_calls")
 
 
-def message_response(
-    text: str,
-    *,
-    cut_off: bool,
-    completion_id: str,
-    created: int,
-    model: str,
-    prompt_tokens: int,
-    completion_tokens: int,
-) -> dict[str, Any]:
+def message_response(text: str, *, cut_off: bool, envelope: Envelope) -> dict[str, Any]:
     """A ``chat.completion`` whose answer is the message ``text``."""
-    return _chat_completion(
-        {"role": "assistant", "content": text},
-        "length" if cut_off else "stop",
-        completion_id=completion_id,
-        created=created,
-        model=model,
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
+    return envelope.completion(
+        {"role": "assistant", "content": text}, "length" if cut_off else "stop"
     )

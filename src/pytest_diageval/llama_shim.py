@@ -46,6 +46,7 @@ from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
 from pytest_diageval import llama_sampling
 from pytest_diageval.llama_chat import (
     MESSAGE_PREFIX,
+    Envelope,
     ToolPlan,
     function_prefix,
     grammar_schema,
@@ -132,17 +133,16 @@ class _Request:
         choice = completion["choices"][0]
         cut_off = choice.get("finish_reason") == "length" or self.expired()
         usage = completion.get("usage") or {}
-        shared: dict[str, Any] = {
-            "cut_off": cut_off,
-            "completion_id": str(completion["id"]),
-            "created": int(completion["created"]),
-            "model": str(completion["model"]),
-            "prompt_tokens": int(usage.get("prompt_tokens", 0)),
-            "completion_tokens": self.generated_tokens,
-        }
+        envelope = Envelope(
+            completion_id=str(completion["id"]),
+            created=int(completion["created"]),
+            model=str(completion["model"]),
+            prompt_tokens=int(usage.get("prompt_tokens", 0)),
+            completion_tokens=self.generated_tokens,
+        )
         if name is None:
-            return message_response(text, **shared)
-        return tool_call_response(name, text, **shared)
+            return message_response(text, cut_off=cut_off, envelope=envelope)
+        return tool_call_response(name, text, cut_off=cut_off, envelope=envelope)
 
 
 def _arguments_grammar(llama: Any, parameters: Any) -> Any:
