@@ -366,8 +366,9 @@ def post_completion(client: openai.OpenAI, request: Mapping[str, Any]) -> ChatCo
     returns an equal copy, and it cost more than all of a request's other work together (it
     re-walks the whole growing conversation on every executor turn). So the body goes to the
     client's documented ``post`` with the same keys in the same order, the same auth and
-    headers; ``tests/agents/test_post_completion.py`` checks the bytes against ``create``'s
-    and the walk's identity on every shipped scenario's requests.
+    headers; ``tests/agents/test_post_completion.py`` checks them against ``create``'s, byte
+    for byte, on every shipped scenario's requests. (A tracer that patches
+    ``Completions.create`` does not see these calls; one at the HTTP level does.)
     """
     unknown = set(request) - {*_BODY_KEYS, "extra_headers"} | ({"stream"} & set(request))
     if unknown:
