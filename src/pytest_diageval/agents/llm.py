@@ -354,8 +354,10 @@ def _raw_text(completion: ChatCompletion) -> str | None:
     return message.content
 
 
-# The keys of a chat completion body, in the order ``chat.completions.create`` writes them.
+# The keys of a chat completion body, in the order ``chat.completions.create`` writes them;
+# with ``extra_headers``, what a request may hold (never ``stream``: the answer is parsed whole).
 _BODY_KEYS = tuple(CompletionCreateParamsNonStreaming.__annotations__)
+_REQUEST_KEYS = frozenset(_BODY_KEYS) - {"stream"} | {"extra_headers"}
 
 
 def post_completion(client: openai.OpenAI, request: Mapping[str, Any]) -> ChatCompletion:
@@ -370,7 +372,7 @@ def post_completion(client: openai.OpenAI, request: Mapping[str, Any]) -> ChatCo
     for byte, on every shipped scenario's requests. (A tracer that patches
     ``Completions.create`` does not see these calls; one at the HTTP level does.)
     """
-    unknown = set(request) - {*_BODY_KEYS, "extra_headers"} | ({"stream"} & set(request))
+    unknown = request.keys() - _REQUEST_KEYS
     if unknown:
         raise TypeError(f"not a non-streaming chat completion param: {sorted(unknown)}")
     body = {key: request[key] for key in _BODY_KEYS if key in request}

@@ -162,8 +162,7 @@ class ScenarioNode(LeanNode, pytest.Collector):
         self._scenario: Scenario | None = None
         self._run: ScenarioRun | None = None
         self._summary: dict[str, Any] | None = None
-        self._runs = 0
-        self._summary_sent_for = 0  # the run whose summary went with a report
+        self._summary_unsent = False  # a new run's row, not yet given to a report
         self._properties: tuple[tuple[str, object], ...] = ()
         self.audit_reported = False
         self.failures = ScenarioFailures()
@@ -210,7 +209,7 @@ class ScenarioNode(LeanNode, pytest.Collector):
                 rerecord_command=self.rerecord_command("rewrite"),
             )
             self._summary = scenario_summary(self.scenario, self._run)
-            self._runs += 1
+            self._summary_unsent = True
         return self._run
 
     def forget_run(self) -> None:
@@ -239,9 +238,9 @@ class ScenarioNode(LeanNode, pytest.Collector):
         serialised and sent to the controller: eight copies a scenario were a third of it).
         """
         summary = self.summary
-        if self._summary_sent_for == self._runs:
+        if not self._summary_unsent:
             return None
-        self._summary_sent_for = self._runs
+        self._summary_unsent = False
         return summary
 
     @property
