@@ -7,7 +7,7 @@ OpenAI server), then replays it offline many times and reports the median time p
 * ``sdk only``: the same calls answered in-process by ``ScriptedTransport`` (no vcrpy): the
   floor that the SDK, instructor and pydantic cost anyway;
 * ``stock vcrpy``: ``vcr.VCR(match_on=(…default…, "body"), decode_compressed_response=True)``;
-* ``diageval``: :class:`pytest_diageval.harness.cassettes.CassetteSession` in record mode
+* ``diageval``: :class:`pytest_diageval.harness.cassettes.session.CassetteSession` in record mode
   ``none``, including ``verify()``.
 
 Each replay enters the cassette (loads the YAML), makes the eight calls and leaves it, so the
@@ -52,10 +52,10 @@ from pydantic import BaseModel
 from pytest_diageval.agents.llm import LLM, LLMConfig, Stage
 from pytest_diageval.agents.prompts import load_prompt
 from pytest_diageval.agents.scripted import ScriptedTransport
-from pytest_diageval.core.store import stable_json
-from pytest_diageval.core.tools import TOOL_DEFINITIONS, Toolbox
-from pytest_diageval.core.world import default_world
-from pytest_diageval.harness.cassettes import CassetteSession, cassette_transport
+from pytest_diageval.core.evidence.store import stable_json
+from pytest_diageval.core.evidence.tools import TOOL_DEFINITIONS, Toolbox
+from pytest_diageval.core.evidence.world import default_world
+from pytest_diageval.harness.cassettes.session import CassetteSession, cassette_transport
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.fake_openai_server import FakeOpenAIServer

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from xdist.scheduler import LoadGroupScheduling
 
-from pytest_diageval.harness.group_scheduler import ScenarioGroupScheduling, scenario_group
+from pytest_diageval.harness.xdist.group_scheduler import ScenarioGroupScheduling, scenario_group
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.xdist_workers import Worker, finish_all, new_scheduler

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pytest_diageval.core.tools import Toolbox
-from pytest_diageval.core.world import World
+from pytest_diageval.core.evidence.tools import Toolbox
+from pytest_diageval.core.evidence.world import World
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.worlds import build_world

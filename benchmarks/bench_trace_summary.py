@@ -26,11 +26,14 @@ from datetime import datetime, timedelta, timezone
 from functools import partial
 from typing import Any
 
-from pytest_diageval.core.recorder import ToolInvocationRecorder
-from pytest_diageval.core.store import Store
-from pytest_diageval.core.tools import Toolbox
-from pytest_diageval.core.trace_summary import ToolTraceSummaryService, summarize_invocations
-from pytest_diageval.core.world import World, default_world
+from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.evidence.tools import Toolbox
+from pytest_diageval.core.evidence.trace_summary import (
+    ToolTraceSummaryService,
+    summarize_invocations,
+)
+from pytest_diageval.core.evidence.world import World, default_world
 
 __all__ = ["main", "record_session"]
 

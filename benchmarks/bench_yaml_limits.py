@@ -18,7 +18,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from pytest_diageval.harness.loader import ScenarioError, load_scenario
+from pytest_diageval.harness.format.loader import ScenarioError, load_scenario
 
 HEAD = "title: t\nquery: q\nworld: default\nexpect: {verdict: PASS}\nllm:\n  script:\n"
 

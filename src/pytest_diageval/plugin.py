@@ -109,8 +109,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from pytest_diageval.harness.report import DiagevalReporter
-    from pytest_diageval.harness.scheduling import prefer_loadgroup
+    from pytest_diageval.harness.report.reporter import DiagevalReporter
+    from pytest_diageval.harness.xdist.scheduling import prefer_loadgroup
 
     record = config.getoption("diageval_record")
     if record == "stale":
@@ -122,7 +122,7 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         config.pluginmanager.register(DiagevalReporter(config), "diageval-reporter")
     if config.option.markers:  # `pytest --markers` collects nothing: read the tags
-        from pytest_diageval.harness.markers import register_tag_markers
+        from pytest_diageval.harness.format.markers import register_tag_markers
 
         register_tag_markers(config)
     # Before xdist makes its scheduler (on the controller, from this option).
@@ -131,7 +131,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # themselves, compactly, so the same text three more times is only noise.
     logging.getLogger("instructor").setLevel(logging.CRITICAL)
     if config.getoption("diageval_html") or config.getoption("diageval_baseline"):
-        from pytest_diageval.harness.review import register_review
+        from pytest_diageval.harness.report.review import register_review
 
         register_review(config)
 
@@ -148,7 +148,7 @@ def _start_stale_rerecording(config: pytest.Config) -> None:
 
 
 def _configure_mutation(config: pytest.Config) -> None:
-    from pytest_diageval.harness.mutation_report import MutationReporter
+    from pytest_diageval.harness.mutation.report import MutationReporter
 
     if config.getoption("diageval_record") != "none":
         raise pytest.UsageError(
@@ -183,7 +183,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     from pytest_diageval.harness.items import ScenarioFile  # the heavy imports start here
 
     if config.getoption("diageval_mutate"):
-        from pytest_diageval.harness.mutation import MutationFile
+        from pytest_diageval.harness.mutation.items import MutationFile
 
         return MutationFile.from_parent(parent, path=file_path)
     node: pytest.Collector = ScenarioFile.from_parent(parent, path=file_path)
@@ -220,20 +220,20 @@ def pytest_runtest_makereport(
     if isinstance(item, ScenarioItem) and call.when == "call":
         report.diageval = item_payload(item)  # type: ignore[attr-defined]
         if _wants_records(item.config):  # the JSON report and the HTML page list every check
-            from pytest_diageval.harness.review import expectation_record
+            from pytest_diageval.harness.report.review import expectation_record
 
             report.diageval["expectation"] = expectation_record(item, report)
     return report
 
 
 def _wants_records(config: pytest.Config) -> bool:
-    from pytest_diageval.harness.report import RECORD_OPTIONS
+    from pytest_diageval.harness.report.reporter import RECORD_OPTIONS
 
     return any(config.getoption(name) for name in RECORD_OPTIONS)
 
 
 def item_payload(item: Any) -> dict[str, Any]:
-    from pytest_diageval.harness.report import audit_record
+    from pytest_diageval.harness.report.reporter import audit_record
 
     node = item.scenario_node
     run = node.run()
@@ -257,7 +257,7 @@ def stale_cassette(node: Any, error: BaseException | None) -> dict[str, Any] | N
     """What the end-of-run re-record command needs from a scenario whose cassette is stale."""
     if node.cassette is None:  # before the imports: a scripted suite never loads vcrpy (8 MB)
         return None
-    from pytest_diageval.harness.rerecord import display_path
+    from pytest_diageval.harness.cassettes.rerecord import display_path
     from pytest_diageval.harness.stale import is_stale_error
 
     if not is_stale_error(error):
@@ -282,6 +282,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     collect scenarios): xdist's loadgroup scheduler that also keeps each scenario together."""
     if config.getoption("dist", "no") != "loadgroup":
         return None  # xdist's own scheduler for every other distribution
-    from pytest_diageval.harness.group_scheduler import ScenarioGroupScheduling
+    from pytest_diageval.harness.xdist.group_scheduler import ScenarioGroupScheduling
 
     return ScenarioGroupScheduling(config, log)

@@ -12,9 +12,9 @@ import pytest
 from pytest_diageval.agents.chat_service import ChatService
 from pytest_diageval.agents.llm import LLM, LLMConfig
 from pytest_diageval.agents.scripted import ScriptedTransport, scripted_llm
-from pytest_diageval.core.store import Store
-from pytest_diageval.core.templates import DEGRADED_HEADER, DISCLAIMER
-from pytest_diageval.core.world import World, default_world, load_world
+from pytest_diageval.core.answer.templates import DEGRADED_HEADER, DISCLAIMER
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.evidence.world import World, default_world, load_world
 
 QUERY = "只确认 order-service 是否存在 HighMemoryUsage 告警"
 ALERT_EXCERPT = "HighMemoryUsage firing, service=order-service, current=91%, duration=15m"

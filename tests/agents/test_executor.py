@@ -15,11 +15,11 @@ from pytest_diageval.agents.executor import (
     run_executor,
 )
 from pytest_diageval.agents.scripted import scripted_llm
-from pytest_diageval.core.contract_schema import SUBMIT_CONTRACT_FUNCTION
-from pytest_diageval.core.recorder import ToolInvocationRecorder
-from pytest_diageval.core.store import Store
-from pytest_diageval.core.tools import Toolbox
-from pytest_diageval.core.world import default_world
+from pytest_diageval.core.contract.schema import SUBMIT_CONTRACT_FUNCTION
+from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.evidence.tools import Toolbox
+from pytest_diageval.core.evidence.world import default_world
 from support.contracts import contract
 
 CONTRACT = contract(

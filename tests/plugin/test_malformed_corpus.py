@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_diageval.cli import main as diageval_main
+from pytest_diageval.cli.command import main as diageval_main
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "tests" / "plugin" / "data" / "example-scenario.yaml"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_diageval.harness.loader import load_scenario
+from pytest_diageval.harness.format.loader import load_scenario
 
 if TYPE_CHECKING:
     from conftest import ScenarioDir
@@ -162,7 +162,7 @@ class CollectionWatcher:
         self.node_markers: dict[str, list[str]] = {}
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from pytest_diageval.harness.scenario import Scenario
+        from pytest_diageval.harness.format.scenario import Scenario
 
         nodes = {item.parent.nodeid: item.parent for item in session.items}
         gc.collect()

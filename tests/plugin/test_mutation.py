@@ -2,7 +2,7 @@
 
 The scenarios are the documented example (``high-memory-positive``, a PASS with two bindings)
 and its LOW_CONFID variant, written into a pytester directory. What a mutant derives is pure
-(23 mutants, 5 equivalent, tests/harness/test_mutants.py); whether the guards of today kill
+(23 mutants, 5 equivalent, tests/harness/mutation/test_mutants.py); whether the guards of today kill
 each one is not pinned here, except for the citation forgeries the gatekeeper must always
 catch. A conftest seam that removes the gatekeeper's excerpt check shows what a weak guard
 looks like in the report.
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_diageval.harness.loader import load_scenario
+from pytest_diageval.harness.format.loader import load_scenario
 from pytest_diageval.harness.runner import run_scenario
 from pytest_diageval.harness.settings import RunSettings
 from support.fake_openai_server import FakeOpenAIServer
@@ -44,8 +44,8 @@ EQUIVALENT = (
 # The test-only seam: a gatekeeper whose excerpt check accepts every quote.
 WEAK_EXCERPT_CHECK = """
 import pytest
-from pytest_diageval.core import citation
-from pytest_diageval.core.excerpt_match import ExcerptMatch
+from pytest_diageval.core.judge import citation
+from pytest_diageval.core.judge.excerpt_match import ExcerptMatch
 
 _patch = pytest.MonkeyPatch()
 

@@ -165,7 +165,7 @@ SLOW_TOOLS_CONFTEST = """
 import time
 
 import pytest
-from pytest_diageval.core.tools import Toolbox
+from pytest_diageval.core.evidence.tools import Toolbox
 
 _patch = pytest.MonkeyPatch()
 

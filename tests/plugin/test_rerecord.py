@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from pytest_diageval.harness.rerecord import read_metadata, recorded_totals
+from pytest_diageval.harness.cassettes.rerecord import read_metadata, recorded_totals
 from support.fake_openai_server import FakeOpenAIServer
 
 if TYPE_CHECKING:

@@ -160,7 +160,7 @@ def test_a_run_whose_paths_hold_no_scenario_keeps_xdists_load(
 def test_the_scheduler_scopes_scenario_items_by_scenario_and_others_as_loadgroup(
     nodeid: str, scope: str
 ) -> None:
-    from pytest_diageval.harness.group_scheduler import ScenarioGroupScheduling
+    from pytest_diageval.harness.xdist.group_scheduler import ScenarioGroupScheduling
 
     scheduler = ScenarioGroupScheduling.__new__(ScenarioGroupScheduling)  # no config needed
 

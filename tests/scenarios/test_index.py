@@ -61,9 +61,9 @@ def test_every_scenario_the_index_names_exists_and_every_scenario_is_indexed() -
 
 
 def test_the_index_check_sees_a_missing_test() -> None:
-    assert referenced_tests("`tests/core/test_store.py::nope`, `::also`") == [
-        ("tests/core/test_store.py", "nope"),
-        ("tests/core/test_store.py", "also"),
+    assert referenced_tests("`tests/core/evidence/test_store.py::nope`, `::also`") == [
+        ("tests/core/evidence/test_store.py", "nope"),
+        ("tests/core/evidence/test_store.py", "also"),
     ]
 
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_diageval.core.contracts import CheckedBinding
+from pytest_diageval.core.contract.contracts import CheckedBinding
 from support.scenario_runs import MATRIX_DIR, ScenarioOutcome, run_file
 
 _PATH_KIND = re.compile(r"^\$\.(alerts|logs|evidence_blocks)\[\d+\]$")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_diageval.core import composer, verified_claims
+from pytest_diageval.core.answer import composer, verified_claims
 from support.scenario_runs import failed_keys, load_raw, run_file
 
 SOUNDNESS_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "soundness"

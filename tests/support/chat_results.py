@@ -11,16 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_diageval.agents.results import ChatResult, RoundResult, ToolCallSummary
-from pytest_diageval.core.composer import compose_answer
-from pytest_diageval.core.contracts import ExecutorContract, ParseStatus, VerifierOutput
-from pytest_diageval.core.gatekeeper import Gatekeeper, parse_failure_result
-from pytest_diageval.core.recorder import ToolInvocationRecorder
-from pytest_diageval.core.routing import build_retry_context, decide_route
-from pytest_diageval.core.store import Store
-from pytest_diageval.core.tools import Toolbox
-from pytest_diageval.core.trace_summary import ToolTraceSummaryService
-from pytest_diageval.core.verdict import derive_verdict, fallback_decision
-from pytest_diageval.core.world import default_world
+from pytest_diageval.core.answer.composer import compose_answer
+from pytest_diageval.core.answer.routing import build_retry_context, decide_route
+from pytest_diageval.core.contract.contracts import ExecutorContract, ParseStatus, VerifierOutput
+from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.evidence.tools import Toolbox
+from pytest_diageval.core.evidence.trace_summary import ToolTraceSummaryService
+from pytest_diageval.core.evidence.world import default_world
+from pytest_diageval.core.judge.gatekeeper import Gatekeeper, parse_failure_result
+from pytest_diageval.core.judge.verdict import derive_verdict, fallback_decision
 from support.contracts import contract as full_contract
 
 __all__ = [

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_diageval.core.contracts import ExecutorContract
+from pytest_diageval.core.contract.contracts import ExecutorContract
 
 __all__ = ["contract", "parsed_contract"]
 

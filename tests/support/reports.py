@@ -8,10 +8,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_diageval.harness.checks import run_check
-from pytest_diageval.harness.loader import load_scenario
-from pytest_diageval.harness.report import ScenarioSummaries, audit_record, scenario_summary
-from pytest_diageval.harness.review import outcome_record
+from pytest_diageval.harness.checks.evaluators import run_check
+from pytest_diageval.harness.format.loader import load_scenario
+from pytest_diageval.harness.report.reporter import (
+    ScenarioSummaries,
+    audit_record,
+    scenario_summary,
+)
+from pytest_diageval.harness.report.review import outcome_record
 from pytest_diageval.harness.runner import run_scenario
 from pytest_diageval.harness.settings import RunSettings
 

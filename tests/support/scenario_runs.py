@@ -23,10 +23,10 @@ from pytest_diageval.agents import scripted
 from pytest_diageval.agents.results import ChatResult
 from pytest_diageval.agents.scripted import RecordedRequest, ScriptedTransport
 from pytest_diageval.harness import runner
-from pytest_diageval.harness.checks import CheckOutcome, run_checks
-from pytest_diageval.harness.loader import load_scenario
+from pytest_diageval.harness.checks.evaluators import CheckOutcome, run_checks
+from pytest_diageval.harness.format.loader import load_scenario
+from pytest_diageval.harness.format.scenario import Scenario
 from pytest_diageval.harness.runner import run_scenario
-from pytest_diageval.harness.scenario import Scenario
 from pytest_diageval.harness.settings import RunSettings
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""The generated cases of the soundness property (tests/core/test_soundness_property.py).
+"""The generated cases of the soundness property (tests/core/answer/test_soundness_property.py).
 
 One session of the default world, built once (nothing after the tool calls writes to the
 store), the text pools whose provenance the property judges by, the generated contract and
@@ -10,16 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_diageval.core.composer import Composition, compose_answer
-from pytest_diageval.core.contracts import ExecutorContract, ToolTraceSummaryItem, VerifierOutput
-from pytest_diageval.core.gatekeeper import Gatekeeper
-from pytest_diageval.core.recorder import ToolInvocationRecorder
-from pytest_diageval.core.routing import decide_route
-from pytest_diageval.core.store import Store
-from pytest_diageval.core.tools import Toolbox
-from pytest_diageval.core.trace_summary import ToolTraceSummaryService
-from pytest_diageval.core.verdict import VerdictDecision, derive_verdict
-from pytest_diageval.core.world import default_world
+from pytest_diageval.core.answer.composer import Composition, compose_answer
+from pytest_diageval.core.answer.routing import decide_route
+from pytest_diageval.core.contract.contracts import (
+    ExecutorContract,
+    ToolTraceSummaryItem,
+    VerifierOutput,
+)
+from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.evidence.tools import Toolbox
+from pytest_diageval.core.evidence.trace_summary import ToolTraceSummaryService
+from pytest_diageval.core.evidence.world import default_world
+from pytest_diageval.core.judge.gatekeeper import Gatekeeper
+from pytest_diageval.core.judge.verdict import VerdictDecision, derive_verdict
 
 __all__ = [
     "ACTIONS",

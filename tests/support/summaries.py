@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_diageval.core.contracts import ToolTraceSummaryItem
+from pytest_diageval.core.contract.contracts import ToolTraceSummaryItem
 
 __all__ = ["summary_item"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from pytest_diageval.core.world import World, default_world
+from pytest_diageval.core.evidence.world import World, default_world
 
 __all__ = ["BASE", "POOL_MESSAGE", "build_world"]
 

@@ -26,23 +26,23 @@ from pytest_diageval.agents.llm import LLM, LLMUnavailable
 from pytest_diageval.agents.planner import PlannerRun, run_planner
 from pytest_diageval.agents.results import ChatResult, RoundResult
 from pytest_diageval.agents.verifier import VerifierRun, run_verifier
-from pytest_diageval.core.audit import (
+from pytest_diageval.core.answer.audit import (
     build_verifier_evaluation,
     persist_composer_output,
     persist_verifier_evaluation,
 )
-from pytest_diageval.core.composer import ComposerOutput, compose_answer
-from pytest_diageval.core.contracts import GatekeeperResult, RetryContext, VerifierInput
-from pytest_diageval.core.gatekeeper import Gatekeeper, parse_failure_result
-from pytest_diageval.core.recorder import ToolInvocationRecorder
-from pytest_diageval.core.routing import build_retry_context, decide_route
-from pytest_diageval.core.rule_evaluation import evaluate_rows
-from pytest_diageval.core.store import Store
-from pytest_diageval.core.tool_arguments import constrained_tool_definitions
-from pytest_diageval.core.tools import Toolbox
-from pytest_diageval.core.trace_summary import ToolTraceSummaryService
-from pytest_diageval.core.verdict import VerdictDecision, derive_verdict, fallback_decision
-from pytest_diageval.core.world import World
+from pytest_diageval.core.answer.composer import ComposerOutput, compose_answer
+from pytest_diageval.core.answer.routing import build_retry_context, decide_route
+from pytest_diageval.core.contract.contracts import GatekeeperResult, RetryContext, VerifierInput
+from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.evidence.tool_arguments import constrained_tool_definitions
+from pytest_diageval.core.evidence.tools import Toolbox
+from pytest_diageval.core.evidence.trace_summary import ToolTraceSummaryService
+from pytest_diageval.core.evidence.world import World
+from pytest_diageval.core.judge.gatekeeper import Gatekeeper, parse_failure_result
+from pytest_diageval.core.judge.rule_evaluation import evaluate_rows
+from pytest_diageval.core.judge.verdict import VerdictDecision, derive_verdict, fallback_decision
 
 __all__ = ["DEFAULT_SESSION_ID", "ChatService"]
 

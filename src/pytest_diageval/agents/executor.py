@@ -1,9 +1,9 @@
 """The Executor: a function-calling loop that collects evidence and submits the contract.
 
 Every turn offers the evidence tools (narrowed to the session's world,
-:func:`~pytest_diageval.core.tool_arguments.constrained_tool_definitions`) and the function
+:func:`~pytest_diageval.core.evidence.tool_arguments.constrained_tool_definitions`) and the function
 ``submit_evidence_contract``, whose parameters are the contract's schema generated from the
-invocations made so far (:mod:`pytest_diageval.core.contract_schema`), with
+invocations made so far (:mod:`pytest_diageval.core.contract.schema`), with
 ``tool_choice: "required"``: the model either gathers more evidence or submits. Every evidence
 call goes through the :class:`ToolInvocationRecorder`, and its result goes back to the model
 wrapped as data (``<tool_output …>``) naming the ``source_invocation_id`` and the
@@ -38,15 +38,24 @@ from pydantic import ValidationError
 from pytest_diageval.agents.llm import LLM, assistant_message
 from pytest_diageval.agents.prompts import load_prompt, wrap_data
 from pytest_diageval.agents.results import ToolCallSummary
-from pytest_diageval.core.contract_schema import SUBMIT_CONTRACT_FUNCTION, submit_contract_tool
-from pytest_diageval.core.contracts import ExecutorContract, ParseStatus, Plan, RetryContext
-from pytest_diageval.core.recorder import (
+from pytest_diageval.core.contract.contracts import (
+    ExecutorContract,
+    ParseStatus,
+    Plan,
+    RetryContext,
+)
+from pytest_diageval.core.contract.schema import SUBMIT_CONTRACT_FUNCTION, submit_contract_tool
+from pytest_diageval.core.evidence.recorder import (
     EVIDENCE_LIST_KEYS,
     RecordedCall,
     ToolInvocationRecorder,
 )
-from pytest_diageval.core.store import stable_json
-from pytest_diageval.core.tools import TOOL_DEFINITIONS, ToolArgumentError, UnknownToolError
+from pytest_diageval.core.evidence.store import stable_json
+from pytest_diageval.core.evidence.tools import (
+    TOOL_DEFINITIONS,
+    ToolArgumentError,
+    UnknownToolError,
+)
 
 __all__ = [
     "BUDGET_EXHAUSTED_NOTICE",

@@ -62,7 +62,7 @@ from pytest_diageval.agents.structured_output import (
     structured_request,
     tools_handlers,
 )
-from pytest_diageval.core.store import stable_json
+from pytest_diageval.core.evidence.store import stable_json
 
 __all__ = [
     "LLM",

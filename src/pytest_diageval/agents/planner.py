@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pytest_diageval.agents.llm import LLM, StructuredOutputError
 from pytest_diageval.agents.prompts import load_prompt, wrap_data
-from pytest_diageval.core.contracts import Plan, RetryContext
+from pytest_diageval.core.contract.contracts import Plan, RetryContext
 
 __all__ = ["PlannerRun", "run_planner"]
 

@@ -10,8 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_diageval.core.composer import ComposerOutput
-from pytest_diageval.core.contracts import (
+from pytest_diageval.core.answer.composer import ComposerOutput
+from pytest_diageval.core.answer.routing import RouteDecision
+from pytest_diageval.core.contract.contracts import (
     ExecutorContract,
     GatekeeperResult,
     ParseStatus,
@@ -22,8 +23,7 @@ from pytest_diageval.core.contracts import (
     Verdict,
     VerifierOutput,
 )
-from pytest_diageval.core.routing import RouteDecision
-from pytest_diageval.core.verdict import VerdictDecision
+from pytest_diageval.core.judge.verdict import VerdictDecision
 
 __all__ = ["AnswerKind", "ChatResult", "RoundResult", "ToolCallSummary"]
 

@@ -1,9 +1,9 @@
 """What a scripted ``content`` answer must be, per stage: the model the agent parses it into.
 
 A script entry's ``content`` is the structured answer of one stage: the planner's
-:class:`~pytest_diageval.core.contracts.Plan`, the executor's final
-:class:`~pytest_diageval.core.contracts.ExecutorContract`, the verifier's
-:class:`~pytest_diageval.core.contracts.VerifierOutput`. Checking it when the scenario is
+:class:`~pytest_diageval.core.contract.contracts.Plan`, the executor's final
+:class:`~pytest_diageval.core.contract.contracts.ExecutorContract`, the verifier's
+:class:`~pytest_diageval.core.contract.contracts.VerifierOutput`. Checking it when the scenario is
 loaded turns a typo (``verification: supported``, a plan without ``plan``) into one message at
 its line, instead of a re-ask that silently consumes the next entry and ends as a
 ``ScriptError`` about entry counts.
@@ -26,8 +26,8 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from pytest_diageval.agents.llm import Stage
-from pytest_diageval.core.contracts import ExecutorContract, Plan, VerifierOutput
-from pytest_diageval.core.store import stable_json
+from pytest_diageval.core.contract.contracts import ExecutorContract, Plan, VerifierOutput
+from pytest_diageval.core.evidence.store import stable_json
 
 __all__ = [
     "STAGE_CONTENT_MODELS",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_diageval.core.store import stable_json
+from pytest_diageval.core.evidence.store import stable_json
 
 __all__ = ["PROMPT_KEYS", "estimated_tokens", "prompt_tokens"]
 

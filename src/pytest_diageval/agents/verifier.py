@@ -2,7 +2,7 @@
 
 It is given exactly a :class:`VerifierInput` (which forbids any other field), so planner and
 executor intermediate reasoning cannot reach it, and reads the bounded view 004 §4–§5
-describe (:func:`~pytest_diageval.core.verifier_view.verifier_view`). Its output comes
+describe (:func:`~pytest_diageval.core.judge.verifier_view.verifier_view`). Its output comes
 through instructor with one re-ask; an answer that is still missing or invalid is a
 fallback, never a crash.
 """
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from pytest_diageval.agents.llm import LLM, StructuredOutputError
 from pytest_diageval.agents.prompts import load_prompt, wrap_data
-from pytest_diageval.core.contracts import VerifierInput, VerifierOutput
-from pytest_diageval.core.store import stable_json
-from pytest_diageval.core.verifier_view import verifier_view
+from pytest_diageval.core.contract.contracts import VerifierInput, VerifierOutput
+from pytest_diageval.core.evidence.store import stable_json
+from pytest_diageval.core.judge.verifier_view import verifier_view
 
 __all__ = ["VerifierRun", "run_verifier", "verifier_messages"]
 

@@ -57,10 +57,10 @@ def add_authoring_commands(commands: Any) -> None:
 
 def tool_report(world_spec: str, tool: str, arguments: dict[str, Any]) -> str:
     """The tool's output on the world, then its evidence refs as ``raw_path  text`` lines."""
-    from pytest_diageval.core.recorder import EVIDENCE_LIST_KEYS, ToolInvocationRecorder
-    from pytest_diageval.core.store import Store
-    from pytest_diageval.core.tools import Toolbox
-    from pytest_diageval.core.world import load_world
+    from pytest_diageval.core.evidence.recorder import EVIDENCE_LIST_KEYS, ToolInvocationRecorder
+    from pytest_diageval.core.evidence.store import Store
+    from pytest_diageval.core.evidence.tools import Toolbox
+    from pytest_diageval.core.evidence.world import load_world
 
     world = load_world(world_spec, Path.cwd())
     store = Store(":memory:")
@@ -90,8 +90,8 @@ def tool_report(world_spec: str, tool: str, arguments: dict[str, Any]) -> str:
 
 
 def _world(args: argparse.Namespace) -> int:
-    from pytest_diageval.core.tools import ToolArgumentError, UnknownToolError
-    from pytest_diageval.core.world import WorldError
+    from pytest_diageval.core.evidence.tools import ToolArgumentError, UnknownToolError
+    from pytest_diageval.core.evidence.world import WorldError
 
     try:
         arguments = json.loads(args.arguments)
@@ -181,7 +181,7 @@ def scaffold_from_session(db: Path, session_id: str | None, scenario_id: str | N
     calls become one executor turn, and an answer that could not be used (a planner or
     verifier failure, after its re-ask) becomes two ``raw`` entries to fill in.
     """
-    from pytest_diageval.core.store import Store
+    from pytest_diageval.core.evidence.store import Store
 
     if not db.is_file():
         raise ValueError(f"{db} does not exist")

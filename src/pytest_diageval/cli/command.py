@@ -19,11 +19,11 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from pytest_diageval.cli_authoring import add_authoring_commands
-from pytest_diageval.local_server import DEFAULT_GENERATION_TIMEOUT, DEFAULT_N_CTX
+from pytest_diageval.cli.authoring import add_authoring_commands
+from pytest_diageval.local.server import DEFAULT_GENERATION_TIMEOUT, DEFAULT_N_CTX
 
 if TYPE_CHECKING:
-    from pytest_diageval.local_server import LocalServer
+    from pytest_diageval.local.server import LocalServer
 
 __all__ = ["main"]
 
@@ -105,8 +105,8 @@ def _ask(args: argparse.Namespace) -> int:
         return 2
     from pytest_diageval.agents.chat_service import ChatService
     from pytest_diageval.agents.llm import LLM, LLMConfig
-    from pytest_diageval.core.store import Store
-    from pytest_diageval.core.world import WorldError, load_world
+    from pytest_diageval.core.evidence.store import Store
+    from pytest_diageval.core.evidence.world import WorldError, load_world
 
     try:
         world = load_world(args.world, Path.cwd())
@@ -187,14 +187,14 @@ def _audit_text(result: object, db: str) -> str:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from pytest_diageval.harness.schema import render_schema
+    from pytest_diageval.harness.format.schema import render_schema
 
     sys.stdout.write(render_schema())
     return 0
 
 
 def _serve_local(args: argparse.Namespace) -> int:
-    from pytest_diageval.local_server import (
+    from pytest_diageval.local.server import (
         LocalExtraMissing,
         LocalServer,
         LocalServerError,

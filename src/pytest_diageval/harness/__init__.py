@@ -1,4 +1,12 @@
-"""The scenario harness: the YAML scenario format, its loader and schema, and the expectation
-checks that the pytest plugin turns into test items."""
+"""The evaluation harness the pytest plugin is made of.
+
+Subpackages, each importing only those before it (``tests/test_layers.py`` holds the table):
+``format`` (the scenario file) < ``checks`` (one evaluator per ``expect`` key) and
+``cassettes`` (recording and replay) < ``report`` < ``mutation``; ``xdist`` (scheduling).
+The root modules tie them into pytest: ``settings`` (options, read before any scenario),
+``runner`` (one scenario through the pipeline), ``items`` (scenario nodes and their expectation
+items), ``fixture`` (``diageval_run``), ``stale`` (stale-cassette detection) and
+``lean_nodes``. May import the core and the agents.
+"""
 
 __all__: list[str] = []

@@ -21,11 +21,11 @@ import pytest
 
 from pytest_diageval.agents.results import ChatResult
 from pytest_diageval.agents.usage import TokenUsage
-from pytest_diageval.harness.checks import run_checks
-from pytest_diageval.harness.loader import load_scenario, resolve_cassette_path
-from pytest_diageval.harness.outcome import CheckOutcome
+from pytest_diageval.harness.checks.evaluators import run_checks
+from pytest_diageval.harness.checks.outcome import CheckOutcome
+from pytest_diageval.harness.format.loader import load_scenario, resolve_cassette_path
+from pytest_diageval.harness.format.scenario import Scenario
 from pytest_diageval.harness.runner import ScenarioRun, run_scenario
-from pytest_diageval.harness.scenario import Scenario
 from pytest_diageval.harness.settings import configured_cassette_dir, run_settings
 
 __all__ = ["DiagevalRun", "ScenarioRunner"]

@@ -16,32 +16,32 @@ from typing import Any
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
 
-from pytest_diageval.harness.checks import CheckOutcome, run_check
-from pytest_diageval.harness.failures import (
+from pytest_diageval.harness.cassettes.rerecord import (
+    RecordingMetadata,
+    display_path,
+    read_metadata,
+    rerecord_command,
+)
+from pytest_diageval.harness.checks.evaluators import CheckOutcome, run_check
+from pytest_diageval.harness.checks.failures import (
     FULL_STYLES,
     ScenarioFailures,
     expect_line,
     failure_repr,
 )
-from pytest_diageval.harness.lean_nodes import LeanNode
-from pytest_diageval.harness.loader import (
+from pytest_diageval.harness.format.loader import (
     ScenarioError,
     duplicate_id_error,
     load_scenario,
     load_scenario_world,
     resolve_cassette_path,
 )
-from pytest_diageval.harness.markers import register_tag
-from pytest_diageval.harness.outline import ScenarioOutline
-from pytest_diageval.harness.report import audit_trail, scenario_summary
-from pytest_diageval.harness.rerecord import (
-    RecordingMetadata,
-    display_path,
-    read_metadata,
-    rerecord_command,
-)
+from pytest_diageval.harness.format.markers import register_tag
+from pytest_diageval.harness.format.outline import ScenarioOutline
+from pytest_diageval.harness.format.scenario import Scenario
+from pytest_diageval.harness.lean_nodes import LeanNode
+from pytest_diageval.harness.report.reporter import audit_trail, scenario_summary
 from pytest_diageval.harness.runner import ScenarioRun, run_scenario
-from pytest_diageval.harness.scenario import Scenario
 from pytest_diageval.harness.settings import (
     RecordMode,
     SettingsError,
@@ -151,7 +151,7 @@ class ScenarioNode(LeanNode, pytest.Collector):
     """One scenario; owns the (cached) run that all its expectation items check.
 
     From collection to its run it holds only the scenario's outline (see
-    :mod:`~pytest_diageval.harness.outline`); :attr:`scenario` unpacks the collected scenario
+    :mod:`~pytest_diageval.harness.format.outline`); :attr:`scenario` unpacks the collected scenario
     when it runs, and :meth:`teardown` lets it go with the run.
     """
 

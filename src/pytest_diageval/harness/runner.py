@@ -17,15 +17,15 @@ from pytest_diageval.agents.llm import LLM, LLMConfig
 from pytest_diageval.agents.results import ChatResult
 from pytest_diageval.agents.scripted import scripted_llm
 from pytest_diageval.agents.usage import TokenUsage, UsageMeter
-from pytest_diageval.core.store import Store
-from pytest_diageval.core.world import World
-from pytest_diageval.harness.loader import load_scenario_world
-from pytest_diageval.harness.rerecord import RecordingMetadata, write_metadata
-from pytest_diageval.harness.scenario import Scenario
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.evidence.world import World
+from pytest_diageval.harness.cassettes.rerecord import RecordingMetadata, write_metadata
+from pytest_diageval.harness.format.loader import load_scenario_world
+from pytest_diageval.harness.format.scenario import Scenario
 from pytest_diageval.harness.settings import RunSettings
 
 if TYPE_CHECKING:
-    from pytest_diageval.harness.cassettes import CassetteSession
+    from pytest_diageval.harness.cassettes.session import CassetteSession
 
 __all__ = ["REPLAY_API_KEY", "ScenarioRun", "run_scenario"]
 
@@ -101,7 +101,7 @@ def _run_cassette(
     usage: TokenUsage,
 ) -> ChatResult:
     # vcrpy (and what it patches) only for suites that replay cassettes.
-    from pytest_diageval.harness.cassettes import CassetteSession, cassette_transport
+    from pytest_diageval.harness.cassettes.session import CassetteSession, cassette_transport
 
     session = CassetteSession(
         cassette,

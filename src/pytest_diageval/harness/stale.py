@@ -17,14 +17,14 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.harness.cassette_format import holds_recording
-from pytest_diageval.harness.cassettes import (
+from pytest_diageval.harness.cassettes.format import holds_recording
+from pytest_diageval.harness.cassettes.rerecord import display_path, recorded_totals
+from pytest_diageval.harness.cassettes.session import (
     MissingCassetteError,
     StaleCassetteError,
     UnplayedInteractionsError,
 )
 from pytest_diageval.harness.items import ScenarioItem, ScenarioNode
-from pytest_diageval.harness.rerecord import display_path, recorded_totals
 
 __all__ = ["STALE_MODE", "StaleRerecording", "is_stale_error"]
 

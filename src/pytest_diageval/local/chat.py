@@ -1,6 +1,6 @@
 """The local server's chat logic, without llama.cpp: prompt, grammars and the OpenAI response.
 
-:mod:`pytest_diageval.llama_shim` runs inside the local model server and needs
+:mod:`pytest_diageval.local.shim` runs inside the local model server and needs
 ``llama_cpp``; everything it decides that can be decided without a model lives here, so CI
 tests it without the ``local`` extra:
 

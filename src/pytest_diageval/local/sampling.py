@@ -1,6 +1,6 @@
 """Greedy grammar sampling that checks the best token first: llama.cpp's own shortcut.
 
-Server-only, like :mod:`pytest_diageval.llama_shim` (it imports ``llama_cpp``). llama-cpp-python
+Server-only, like :mod:`pytest_diageval.local.shim` (it imports ``llama_cpp``). llama-cpp-python
 0.3.36 puts the grammar sampler in the chain before everything else, so every token checks
 the grammar against the whole vocabulary: Gemma 3's 262,144 tokens, about one second per
 token here under a JSON-schema grammar, so a contract of a few hundred tokens took minutes.

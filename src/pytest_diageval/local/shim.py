@@ -1,4 +1,4 @@
-"""``python -m pytest_diageval.llama_shim``: llama-cpp-python's server, conformant and bounded.
+"""``python -m pytest_diageval.local.shim``: llama-cpp-python's server, conformant and bounded.
 
 Runs only inside the local model server's process (the ``local`` extra); nothing else imports
 it. llama-cpp-python 0.3.36's ``chatml-function-calling`` handler cannot carry an agent loop:
@@ -8,7 +8,7 @@ HTML-escapes every message, rejects ``tool_choice: "required"``, generates the a
 ``minimum``/``maximum`` in its grammar and has no time bound. This module registers its own
 handler, ``diageval-chatml-tools``, and starts the stock server with it. The handler keeps the
 stock prompt's shape; everything it decides without the model is in
-:mod:`pytest_diageval.llama_chat` (tested in CI):
+:mod:`pytest_diageval.local.chat` (tested in CI):
 
 * no tools or ``tool_choice: "none"``: a plain completion (``response_format`` with a JSON
   schema or ``json_object`` is honoured by a grammar);
@@ -43,8 +43,8 @@ import llama_cpp.llama_types as llama_types
 from llama_cpp.llama import StoppingCriteriaList
 from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
 
-from pytest_diageval import llama_sampling
-from pytest_diageval.llama_chat import (
+from pytest_diageval.local import sampling as llama_sampling
+from pytest_diageval.local.chat import (
     MESSAGE_PREFIX,
     Envelope,
     ToolPlan,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_diageval.core.contracts import FactChecked, GatekeeperResult, RetryContext
-from pytest_diageval.core.routing import build_retry_context, decide_route
-from pytest_diageval.core.verdict import VerdictDecision, fallback_decision
+from pytest_diageval.core.answer.routing import build_retry_context, decide_route
+from pytest_diageval.core.contract.contracts import FactChecked, GatekeeperResult, RetryContext
+from pytest_diageval.core.judge.verdict import VerdictDecision, fallback_decision
 
 GATE_PASS = GatekeeperResult(status="pass", severity="none")
 GATE_REJECT = GatekeeperResult(

@@ -32,8 +32,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from pydantic import ValidationError
 
-from pytest_diageval.core import composer
-from pytest_diageval.core.templates import (
+from pytest_diageval.core.answer import composer
+from pytest_diageval.core.answer.templates import (
     COMPOSED_HEADING,
     GAP_SUFFIX,
     INDIRECT_MARK,

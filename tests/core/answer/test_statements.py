@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_diageval.core.statements import (
+from pytest_diageval.core.answer.statements import (
     ClaimSource,
     backing_claim,
     content_tokens,

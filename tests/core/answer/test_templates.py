@@ -8,19 +8,10 @@ import json
 
 import pytest
 
-from pytest_diageval.core import templates
-from pytest_diageval.core.claim_support import claim_ceilings
-from pytest_diageval.core.composer import compose_answer
-from pytest_diageval.core.contracts import (
-    CheckedBinding,
-    ExecutorContract,
-    FactChecked,
-    GatekeeperResult,
-    ToolTraceSummaryItem,
-    VerifierOutput,
-)
-from pytest_diageval.core.routing import RouteDecision
-from pytest_diageval.core.templates import (
+from pytest_diageval.core.answer import templates
+from pytest_diageval.core.answer.composer import compose_answer
+from pytest_diageval.core.answer.routing import RouteDecision
+from pytest_diageval.core.answer.templates import (
     DEGRADED_HEADER,
     DISCLAIMER,
     EVIDENCE_GAPS_HEADING,
@@ -32,7 +23,16 @@ from pytest_diageval.core.templates import (
     find_raw_leak,
     is_evidence_gathering,
 )
-from pytest_diageval.core.verdict import VerdictDecision, derive_verdict, fallback_decision
+from pytest_diageval.core.contract.contracts import (
+    CheckedBinding,
+    ExecutorContract,
+    FactChecked,
+    GatekeeperResult,
+    ToolTraceSummaryItem,
+    VerifierOutput,
+)
+from pytest_diageval.core.judge.claim_support import claim_ceilings
+from pytest_diageval.core.judge.verdict import VerdictDecision, derive_verdict, fallback_decision
 
 ALERT = "order-service 当前存在 HighMemoryUsage 告警，内存使用率达到 91%。"
 HEAP = "order-service JVM 堆内存使用接近上限，当前为 3.8GB/4GB。"

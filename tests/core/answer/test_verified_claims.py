@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.core.composer import compose_answer
-from pytest_diageval.core.contracts import ExecutorContract, VerifierOutput
-from pytest_diageval.core.gatekeeper import Gatekeeper
-from pytest_diageval.core.routing import decide_route
-from pytest_diageval.core.templates import is_presentable
-from pytest_diageval.core.trace_summary import ToolTraceSummaryService
-from pytest_diageval.core.verdict import VerdictDecision, derive_verdict, fallback_decision
-from pytest_diageval.core.verified_claims import select_claims
+from pytest_diageval.core.answer.composer import compose_answer
+from pytest_diageval.core.answer.routing import decide_route
+from pytest_diageval.core.answer.templates import is_presentable
+from pytest_diageval.core.answer.verified_claims import select_claims
+from pytest_diageval.core.contract.contracts import ExecutorContract, VerifierOutput
+from pytest_diageval.core.evidence.trace_summary import ToolTraceSummaryService
+from pytest_diageval.core.judge.gatekeeper import Gatekeeper
+from pytest_diageval.core.judge.verdict import VerdictDecision, derive_verdict, fallback_decision
 from support.citations import ALERT, FORGED, LOG, MEMORY, RUNBOOK, claim_data, make_contract
 from support.soundness_cases import SESSION, TEMPLATE
 

@@ -13,18 +13,21 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pytest_diageval.core.contract_schema import (
+from pytest_diageval.core.contract.contracts import ExecutorContract
+from pytest_diageval.core.contract.schema import (
     SCHEMA_LIST_CAPS,
     contract_parameters,
     submit_contract_tool,
 )
-from pytest_diageval.core.contracts import ExecutorContract
-from pytest_diageval.core.gatekeeper import Gatekeeper
-from pytest_diageval.core.recorder import ToolInvocationRecorder
-from pytest_diageval.core.store import Store
-from pytest_diageval.core.tool_arguments import constrained_tool_definitions, services_named_in
-from pytest_diageval.core.tools import Toolbox
-from pytest_diageval.core.world import default_world
+from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.evidence.tool_arguments import (
+    constrained_tool_definitions,
+    services_named_in,
+)
+from pytest_diageval.core.evidence.tools import Toolbox
+from pytest_diageval.core.evidence.world import default_world
+from pytest_diageval.core.judge.gatekeeper import Gatekeeper
 from support.contracts import contract
 
 SESSION = "s"

@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from pytest_diageval.agents.executor import parse_contract
-from pytest_diageval.core.contracts import ExecutorContract, VerifierOutput
-from pytest_diageval.core.gatekeeper import Gatekeeper
-from pytest_diageval.core.recorder import ToolInvocationRecorder
-from pytest_diageval.core.store import Store
-from pytest_diageval.core.tools import Toolbox
-from pytest_diageval.core.world import default_world
+from pytest_diageval.core.contract.contracts import ExecutorContract, VerifierOutput
+from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.evidence.tools import Toolbox
+from pytest_diageval.core.evidence.world import default_world
+from pytest_diageval.core.judge.gatekeeper import Gatekeeper
 from support.contracts import contract
 
 SESSION = "s1"

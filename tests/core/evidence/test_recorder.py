@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.core.contracts import EvidenceRef
-from pytest_diageval.core.recorder import (
+from pytest_diageval.core.contract.contracts import EvidenceRef
+from pytest_diageval.core.evidence.recorder import (
     RecordedCall,
     ToolInvocationRecorder,
     extract_evidence_refs,
 )
-from pytest_diageval.core.store import Store, stable_json
-from pytest_diageval.core.tools import ToolArgumentError, Toolbox, UnknownToolError
-from pytest_diageval.core.world import World, default_world
+from pytest_diageval.core.evidence.store import Store, stable_json
+from pytest_diageval.core.evidence.tools import ToolArgumentError, Toolbox, UnknownToolError
+from pytest_diageval.core.evidence.world import World, default_world
 
 NOW = "2026-07-08T11:17:00+08:00"
 SESSION = "s1"

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.core.recorder import ToolInvocationRecorder
-from pytest_diageval.core.store import Store
-from pytest_diageval.core.tools import ToolArgumentError, Toolbox
-from pytest_diageval.core.world import World, default_world
+from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.evidence.tools import ToolArgumentError, Toolbox
+from pytest_diageval.core.evidence.world import World, default_world
 
 NOW = "2026-07-08T11:17:00+08:00"
 SESSION = "s1"

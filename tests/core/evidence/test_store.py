@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_diageval.core.contracts import EvidenceRef, RetrievalDetails
-from pytest_diageval.core.store import Store, StoreError, stable_json
+from pytest_diageval.core.contract.contracts import EvidenceRef, RetrievalDetails
+from pytest_diageval.core.evidence.store import Store, StoreError, stable_json
 
 NOW = "2026-07-08T11:17:00+08:00"
 

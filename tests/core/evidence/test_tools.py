@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.core.store import stable_json
-from pytest_diageval.core.tool_search import expand_keyword, normalise_query, tokenize
-from pytest_diageval.core.tools import (
+from pytest_diageval.core.evidence.store import stable_json
+from pytest_diageval.core.evidence.tool_search import expand_keyword, normalise_query, tokenize
+from pytest_diageval.core.evidence.tools import (
     NO_LOG_HIT,
     TOOL_DEFINITIONS,
     ToolArgumentError,
@@ -21,7 +21,7 @@ from pytest_diageval.core.tools import (
     UnknownToolError,
     knowledge_index,
 )
-from pytest_diageval.core.world import World, default_world
+from pytest_diageval.core.evidence.world import World, default_world
 from support.worlds import BASE, POOL_MESSAGE, build_world
 
 HIKARI_MESSAGES = [

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_diageval.core.contracts import EvidenceRef, RetrievalDetails, ToolInvocation
-from pytest_diageval.core.recorder import ToolInvocationRecorder
-from pytest_diageval.core.store import Store, stable_json
-from pytest_diageval.core.tools import Toolbox
-from pytest_diageval.core.trace_summary import (
+from pytest_diageval.core.contract.contracts import EvidenceRef, RetrievalDetails, ToolInvocation
+from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
+from pytest_diageval.core.evidence.store import Store, stable_json
+from pytest_diageval.core.evidence.tools import Toolbox
+from pytest_diageval.core.evidence.trace_summary import (
     FACT_CHARS,
     OUTPUT_SUMMARY_CHARS,
     ToolTraceSummaryService,
     summarize_invocations,
     topic_key,
 )
-from pytest_diageval.core.world import World, default_world, load_world
+from pytest_diageval.core.evidence.world import World, default_world, load_world
 
 NOW = "2026-07-08T11:17:00+08:00"
 SESSION = "s1"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from pytest_diageval.core.world import (
+from pytest_diageval.core.evidence.world import (
     World,
     WorldError,
     available_worlds,

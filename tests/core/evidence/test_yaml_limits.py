@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_diageval.core.yaml_limits import YamlLimitError, may_contain_alias, safe_load_limited
+from pytest_diageval.core.evidence.yaml_limits import (
+    YamlLimitError,
+    may_contain_alias,
+    safe_load_limited,
+)
 
 
 def _bomb(levels: int, width: int = 9) -> str:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pytest_diageval.core.claim_support import claim_ceilings, label_rank
-from pytest_diageval.core.gatekeeper import Gatekeeper
+from pytest_diageval.core.judge.claim_support import claim_ceilings, label_rank
+from pytest_diageval.core.judge.gatekeeper import Gatekeeper
 from support.citations import (
     ALERT,
     FORGED,

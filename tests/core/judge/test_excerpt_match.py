@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pytest_diageval.core.excerpt_match import (
+from pytest_diageval.core.judge.excerpt_match import (
     MATCH_THRESHOLD,
     MIN_EXCERPT_UNITS,
     NEGATION_WORDS,
@@ -19,7 +19,7 @@ from pytest_diageval.core.excerpt_match import (
 )
 
 # Ref texts exactly as core.recorder.extract_evidence_refs writes them for the default world
-# (tests/core/test_gatekeeper.py checks that link against the recorder).
+# (tests/core/judge/test_gatekeeper.py checks that link against the recorder).
 MEMORY_ALERT = (
     "HighMemoryUsage firing, service=order-service, current=91%, threshold=85%, duration=15m;"
     " JVM heap usage 3.8GB/4GB; samples=86.2, 87.4, 88.6, 89.8, 91.0"

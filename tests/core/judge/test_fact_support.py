@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_diageval.core.contracts import Claim, FactChecked
-from pytest_diageval.core.fact_support import (
+from pytest_diageval.core.contract.contracts import Claim, FactChecked
+from pytest_diageval.core.judge.fact_support import (
     CLAIM_UNCHECKED_RULE,
     Override,
     incident_evidence_facts,

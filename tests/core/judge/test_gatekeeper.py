@@ -10,18 +10,18 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pytest_diageval.core.contracts import (
+from pytest_diageval.core.contract.contracts import (
     CheckedBinding,
     EvidenceRef,
     GatekeeperResult,
     RetrievalDetails,
     RuleMessage,
 )
-from pytest_diageval.core.gatekeeper import Gatekeeper, parse_failure_result
-from pytest_diageval.core.recorder import ToolInvocationRecorder, extract_evidence_refs
-from pytest_diageval.core.store import Store
-from pytest_diageval.core.tools import Toolbox
-from pytest_diageval.core.world import default_world
+from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder, extract_evidence_refs
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.evidence.tools import Toolbox
+from pytest_diageval.core.evidence.world import default_world
+from pytest_diageval.core.judge.gatekeeper import Gatekeeper, parse_failure_result
 from support.contracts import parsed_contract
 
 NOW = "2026-07-08T11:17:00+08:00"

@@ -9,17 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_diageval.core.contracts import GatekeeperResult
-from pytest_diageval.core.gatekeeper import Gatekeeper
-from pytest_diageval.core.gatekeeper_rules import INSTRUCTION_LIKE, LOW_CONFID_RULES
-from pytest_diageval.core.instruction_like import (
+from pytest_diageval.core.contract.contracts import GatekeeperResult
+from pytest_diageval.core.contract.gatekeeper_rules import INSTRUCTION_LIKE, LOW_CONFID_RULES
+from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.evidence.world import default_world
+from pytest_diageval.core.judge.gatekeeper import Gatekeeper
+from pytest_diageval.core.judge.instruction_like import (
     SIGNAL_NAMES,
     instruction_signals,
     normalise_for_signals,
 )
-from pytest_diageval.core.recorder import ToolInvocationRecorder
-from pytest_diageval.core.store import Store
-from pytest_diageval.core.world import default_world
 from support.contracts import parsed_contract
 
 SESSION = "s1"

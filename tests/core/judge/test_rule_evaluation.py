@@ -7,12 +7,13 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.core.audit import (
+from pytest_diageval.core.answer.audit import (
     TRACEABILITY_VERSION,
     build_verifier_evaluation,
     persist_verifier_evaluation,
 )
-from pytest_diageval.core.contracts import (
+from pytest_diageval.core.answer.routing import decide_route
+from pytest_diageval.core.contract.contracts import (
     EvidenceRef,
     GatekeeperResult,
     ParseStatus,
@@ -21,15 +22,14 @@ from pytest_diageval.core.contracts import (
     ToolTraceSummaryItem,
     VerifierOutput,
 )
-from pytest_diageval.core.routing import decide_route
-from pytest_diageval.core.rule_evaluation import (
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.judge.rule_evaluation import (
     EvaluationService,
     EvidenceCounts,
     FiredRule,
     evaluate_rows,
 )
-from pytest_diageval.core.store import Store
-from pytest_diageval.core.verdict import derive_verdict, fallback_decision
+from pytest_diageval.core.judge.verdict import derive_verdict, fallback_decision
 
 NOW = "2026-07-08T11:17:00+08:00"
 MEMORY_ALERT = (

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.core.contracts import (
+from pytest_diageval.core.contract.contracts import (
     CheckedBinding,
     Claim,
     EvidenceBinding,
@@ -17,7 +17,7 @@ from pytest_diageval.core.contracts import (
     ToolInvocation,
     VerifierOutput,
 )
-from pytest_diageval.core.verdict import (
+from pytest_diageval.core.judge.verdict import (
     Override,
     VerdictDecision,
     derive_verdict,

@@ -11,19 +11,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from pytest_diageval.core.contracts import (
+from pytest_diageval.core.contract.contracts import (
     CONTRACT_LIST_CAPS,
     ExecutorContract,
     ParseStatus,
     RetryContext,
     VerifierInput,
 )
-from pytest_diageval.core.gatekeeper import Gatekeeper, parse_failure_result
-from pytest_diageval.core.recorder import ToolInvocationRecorder
-from pytest_diageval.core.store import Store, stable_json
-from pytest_diageval.core.tools import Toolbox
-from pytest_diageval.core.trace_summary import ToolTraceSummaryService
-from pytest_diageval.core.verifier_view import (
+from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
+from pytest_diageval.core.evidence.store import Store, stable_json
+from pytest_diageval.core.evidence.tools import Toolbox
+from pytest_diageval.core.evidence.trace_summary import ToolTraceSummaryService
+from pytest_diageval.core.evidence.world import default_world
+from pytest_diageval.core.judge.gatekeeper import Gatekeeper, parse_failure_result
+from pytest_diageval.core.judge.verifier_view import (
     BUDGET_TRACE_ENTRIES,
     BUDGET_VIEW_CHARS,
     CUT_MARK,
@@ -33,7 +34,6 @@ from pytest_diageval.core.verifier_view import (
     verifier_view,
     verifier_view_bound,
 )
-from pytest_diageval.core.world import default_world
 from support.contracts import contract
 
 SESSION = "s1"

@@ -14,7 +14,7 @@ import yaml
 
 from pytest_diageval.agents.llm import LLM, LLMConfig
 from pytest_diageval.agents.planner import run_planner
-from pytest_diageval.harness.cassettes import (
+from pytest_diageval.harness.cassettes.session import (
     CassetteError,
     CassetteReplayError,
     CassetteSession,
@@ -22,7 +22,7 @@ from pytest_diageval.harness.cassettes import (
 )
 from pytest_diageval.harness.settings import RecordMode
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for the support package
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/, for the support package
 from support.fake_openai_server import FakeOpenAIServer
 
 QUERY = "只确认 order-service 是否存在 HighMemoryUsage 告警"

@@ -25,10 +25,15 @@ from vcr.request import Request
 from pytest_diageval.agents.llm import LLM, LLMConfig, assistant_message, tool_result_message
 from pytest_diageval.agents.planner import run_planner
 from pytest_diageval.agents.prompts import load_prompt
-from pytest_diageval.core.tools import TOOL_DEFINITIONS, Toolbox
-from pytest_diageval.core.world import default_world
-from pytest_diageval.harness.cassette_format import Utf8Persister
-from pytest_diageval.harness.cassettes import (
+from pytest_diageval.core.evidence.tools import TOOL_DEFINITIONS, Toolbox
+from pytest_diageval.core.evidence.world import default_world
+from pytest_diageval.harness.cassettes.format import Utf8Persister
+from pytest_diageval.harness.cassettes.rerecord import (
+    RecordingMetadata,
+    read_metadata,
+    write_metadata,
+)
+from pytest_diageval.harness.cassettes.session import (
     RECORD_MODES,
     SCRUBBED,
     CassetteError,
@@ -42,9 +47,8 @@ from pytest_diageval.harness.cassettes import (
     request_diff,
     scan_for_secrets,
 )
-from pytest_diageval.harness.rerecord import RecordingMetadata, read_metadata, write_metadata
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for the support package
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/, for the support package
 from support.fake_openai_server import FakeOpenAIServer
 
 # Built at run time so that no key-like literal sits in the source tree.
@@ -491,7 +495,7 @@ def test_a_session_patches_httpx2_and_no_other_http_library(
     assert httpx2.HTTPTransport.handle_request is handle_request
 
 
-SHIPPED_CASSETTES = sorted(Path(__file__).resolve().parents[2].glob("cassettes/*.yaml"))
+SHIPPED_CASSETTES = sorted(Path(__file__).resolve().parents[3].glob("cassettes/*.yaml"))
 
 
 @pytest.mark.parametrize("path", SHIPPED_CASSETTES[:4], ids=lambda path: path.stem)
@@ -537,12 +541,13 @@ def test_a_replay_compares_each_request_with_its_own_recording_and_by_bytes(
     """vcrpy asks whether a request is in the cassette, then plays it; played interactions
     are skipped, not matched again, so the n-th request meets its own recording first. An
     unchanged replay sends every request exactly as recorded: none is canonicalised."""
-    from pytest_diageval.harness import cassette_diff, cassettes
-    from pytest_diageval.harness.loader import load_scenario
+    from pytest_diageval.harness.cassettes import diff as cassette_diff
+    from pytest_diageval.harness.cassettes import session as cassettes
+    from pytest_diageval.harness.format.loader import load_scenario
     from pytest_diageval.harness.runner import run_scenario
     from pytest_diageval.harness.settings import RunSettings
 
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]
     scenario_path = repo / "scenarios" / "live" / "live-high-memory.yaml"
     compared: list[bool] = []
     canonicalised: list[bytes | None] = []
@@ -584,6 +589,6 @@ def test_a_replay_compares_each_request_with_its_own_recording_and_by_bytes(
 def test_sent_form_is_the_compact_json_the_sdk_sends(
     current: bytes, recorded: str, same: bool
 ) -> None:
-    from pytest_diageval.harness.cassette_diff import sent_form
+    from pytest_diageval.harness.cassettes.diff import sent_form
 
     assert (sent_form(recorded.encode()) == current) is same

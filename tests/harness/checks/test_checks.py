@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for the support package
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/, for the support package
 from pytest_diageval.agents.results import ChatResult
-from pytest_diageval.core.gatekeeper_rules import AUTO_BACKFILL
-from pytest_diageval.harness import _evidence
-from pytest_diageval.harness.checks import (
+from pytest_diageval.core.contract.gatekeeper_rules import AUTO_BACKFILL
+from pytest_diageval.harness.checks import evidence_lines as _evidence
+from pytest_diageval.harness.checks.evaluators import (
     CHECKS,
     CheckOutcome,
     check_answer,
@@ -34,7 +34,7 @@ from pytest_diageval.harness.checks import (
     run_check,
     run_checks,
 )
-from pytest_diageval.harness.scenario import (
+from pytest_diageval.harness.format.scenario import (
     EXPECT_KEYS,
     ClaimsExpectation,
     ComposerExpectation,

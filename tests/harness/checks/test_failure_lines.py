@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for the support package
-from pytest_diageval.core.contracts import CheckedBinding, GatekeeperResult, RuleMessage
-from pytest_diageval.harness import _evidence
-from pytest_diageval.harness.checks import CheckOutcome, check_rounds, check_verdict
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/, for the support package
+from pytest_diageval.core.contract.contracts import CheckedBinding, GatekeeperResult, RuleMessage
+from pytest_diageval.harness.checks import evidence_lines as _evidence
+from pytest_diageval.harness.checks.evaluators import CheckOutcome, check_rounds, check_verdict
 from support.chat_results import forged_reject, highcpu_pass
 
 LONG_REASON = (

@@ -12,14 +12,14 @@ import yaml
 
 from pytest_diageval.agents.scripted import estimated_tokens
 from pytest_diageval.agents.usage import TokenUsage
-from pytest_diageval.core.store import stable_json
-from pytest_diageval.harness.checks import run_check
-from pytest_diageval.harness.loader import load_scenario
+from pytest_diageval.core.evidence.store import stable_json
+from pytest_diageval.harness.checks.evaluators import run_check
+from pytest_diageval.harness.format.loader import load_scenario
+from pytest_diageval.harness.format.scenario import TokensExpectation
 from pytest_diageval.harness.runner import run_scenario
-from pytest_diageval.harness.scenario import TokensExpectation
 from pytest_diageval.harness.settings import RunSettings
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 LIVE = REPO / "scenarios" / "live" / "live-high-memory.yaml"
 CASSETTE = REPO / "cassettes" / "live-high-memory.yaml"
 EXAMPLE = REPO / "tests" / "plugin" / "data" / "example-scenario.yaml"

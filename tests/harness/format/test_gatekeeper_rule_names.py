@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_diageval.core import gatekeeper_rules
-from pytest_diageval.harness.loader import ScenarioError, load_scenario
-from pytest_diageval.harness.rule_names import gatekeeper_rule_names
+from pytest_diageval.core.contract import gatekeeper_rules
+from pytest_diageval.harness.format.loader import ScenarioError, load_scenario
+from pytest_diageval.harness.format.rule_names import gatekeeper_rule_names
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "plugin" / "data" / "example-scenario.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "plugin" / "data" / "example-scenario.yaml"
 
 
 def _scenario_with(tmp_path: Path, gatekeeper: dict[str, object]) -> Path:

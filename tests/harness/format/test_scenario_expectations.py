@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from pytest_diageval.core.tool_arguments import TOOL_DEFINITIONS, TOOL_NAMES
-from pytest_diageval.harness.loader import ScenarioError, load_scenario
-from pytest_diageval.harness.scenario import ToolCallsExpectation
+from pytest_diageval.core.evidence.tool_arguments import TOOL_DEFINITIONS, TOOL_NAMES
+from pytest_diageval.harness.format.loader import ScenarioError, load_scenario
+from pytest_diageval.harness.format.scenario import ToolCallsExpectation
 
 HEAD = "title: t\nquery: q\nworld: default\nexpect:\n"
 ALLOWED_TOOLS = "query_metrics, query_logs, lookup_knowledge, get_current_time"

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from pytest_diageval.agents.scripted import ScriptEntry, ScriptToolCall
-from pytest_diageval.harness.loader import (
+from pytest_diageval.harness.format.loader import (
     ScenarioError,
     default_cassette_path,
     duplicate_ids,
@@ -20,7 +20,7 @@ from pytest_diageval.harness.loader import (
     resolve_cassette_path,
     resolve_world_spec,
 )
-from pytest_diageval.harness.scenario import EXPECT_KEYS, Scenario
+from pytest_diageval.harness.format.scenario import EXPECT_KEYS, Scenario
 
 # The example of issue 5, verbatim (comments included). Line numbers below refer to it.
 EXAMPLE = """\

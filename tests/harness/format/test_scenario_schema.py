@@ -11,10 +11,10 @@ import jsonschema
 import pytest
 import yaml
 
-from pytest_diageval.harness.loader import ScenarioError, load_scenario
+from pytest_diageval.harness.format.loader import ScenarioError, load_scenario
 from pytest_diageval.harness.settings import is_scenario_file
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 SCHEMA: dict[str, Any] = json.loads((SCENARIOS / "scenario.schema.json").read_text("utf-8"))
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 FILES = sorted(p for p in SCENARIOS.rglob("*.y*ml") if is_scenario_file(p))

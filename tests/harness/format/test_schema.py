@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_diageval.harness.scenario import EXPECT_KEYS, Scenario
-from pytest_diageval.harness.schema import (
+from pytest_diageval.harness.format.scenario import EXPECT_KEYS, Scenario
+from pytest_diageval.harness.format.schema import (
     JSON_SCHEMA_DIALECT,
     REGENERATE_COMMAND,
     main,
@@ -17,7 +17,7 @@ from pytest_diageval.harness.schema import (
     write_schema,
 )
 
-COMMITTED = Path(__file__).resolve().parents[2] / "scenarios" / "scenario.schema.json"
+COMMITTED = Path(__file__).resolve().parents[3] / "scenarios" / "scenario.schema.json"
 
 
 def test_the_committed_schema_is_in_sync() -> None:
@@ -26,7 +26,7 @@ def test_the_committed_schema_is_in_sync() -> None:
     assert committed == render_schema(), (
         f"{COMMITTED} is out of date with the scenario models; regenerate it with"
         f" `{REGENERATE_COMMAND}` (or"
-        " `python -m pytest_diageval.harness.schema scenarios/scenario.schema.json`)"
+        " `python -m pytest_diageval.harness.format.schema scenarios/scenario.schema.json`)"
     )
 
 

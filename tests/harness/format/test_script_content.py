@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from pytest_diageval.agents.script_content import content_problems
-from pytest_diageval.harness.loader import ScenarioError, load_scenario
+from pytest_diageval.harness.format.loader import ScenarioError, load_scenario
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "plugin" / "data" / "example-scenario.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "plugin" / "data" / "example-scenario.yaml"
 TEXT = EXAMPLE.read_text("utf-8")
 VERIFIER_LABEL = "verification: direct_evidence"
 PLANNER = (

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.harness import mutant_kinds
-from pytest_diageval.harness import mutants as mutants_module
-from pytest_diageval.harness.loader import load_scenario, load_scenario_world
-from pytest_diageval.harness.mutants import (
+from pytest_diageval.harness.format.loader import load_scenario, load_scenario_world
+from pytest_diageval.harness.mutation import kinds as mutant_kinds
+from pytest_diageval.harness.mutation import mutants as mutants_module
+from pytest_diageval.harness.mutation.mutants import (
     EXTRA_SENTENCE,
     KINDS,
     SEED_RULES,
@@ -26,9 +26,9 @@ from pytest_diageval.harness.mutants import (
     RunbookQuote,
     derive_mutants,
 )
-from pytest_diageval.harness.mutation_replay import ReplayPlan, plan_replay, worst_case_verifier
+from pytest_diageval.harness.mutation.replay import ReplayPlan, plan_replay, worst_case_verifier
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "tests" / "plugin" / "data" / "example-scenario.yaml"
 PASS_DIRECT = REPO / "scenarios" / "routing" / "pass-direct.yaml"
 MATRIX = REPO / "scenarios" / "matrix"

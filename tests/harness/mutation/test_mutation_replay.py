@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from pytest_diageval.agents.scripted import ScriptEntry
-from pytest_diageval.harness.loader import load_scenario, load_scenario_world
-from pytest_diageval.harness.mutants import Mutant, derive_mutants
-from pytest_diageval.harness.mutation_replay import (
+from pytest_diageval.harness.format.loader import load_scenario, load_scenario_world
+from pytest_diageval.harness.mutation.mutants import Mutant, derive_mutants
+from pytest_diageval.harness.mutation.replay import (
     MutationSetupError,
     ReplayPlan,
     cassette_entries,
@@ -28,7 +28,7 @@ from pytest_diageval.harness.runner import run_scenario
 from pytest_diageval.harness.settings import RunSettings
 from support.fake_openai_server import FakeOpenAIServer
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "tests" / "plugin" / "data" / "example-scenario.yaml"
 FORGERIES = (
     "other-invocation-claim-1-0",

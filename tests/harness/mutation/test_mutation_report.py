@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_diageval.harness.mutation_report import MutationSummary
+from pytest_diageval.harness.mutation.report import MutationSummary
 
 
 def payload(

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.harness.audit_spool import AuditSpool, write_report
+from pytest_diageval.harness.report.audit_spool import AuditSpool, write_report
 
 ENTRIES: list[dict[str, Any]] = [
     {"id": "b", "summary": {"verdict": "PASS", "score": 1.0}, "tags": ["内存", "x\ny"]},

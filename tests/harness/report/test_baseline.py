@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.harness.baseline import (
+from pytest_diageval.harness.report.baseline import (
     BaselineError,
     FieldChange,
     comparable_values,

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.harness.baseline import compare_reports
-from pytest_diageval.harness.html_report import render_html, write_html
+from pytest_diageval.harness.report.baseline import compare_reports
+from pytest_diageval.harness.report.html import render_html, write_html
 from support.html_page import Element, parse_html
 from support.reports import SHIPPED, report_of
 from support.scenario_runs import MATRIX_DIR, load_raw, script_entries, write_scenario

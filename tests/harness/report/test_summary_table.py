@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pytest_diageval.harness._evidence import streamed_table, table
-from pytest_diageval.harness.report import ScenarioSummaries
+from pytest_diageval.harness.checks.evidence_lines import streamed_table, table
+from pytest_diageval.harness.report.reporter import ScenarioSummaries
 
 
 def _payload(scenario_id: str, verdict: str, score: float) -> dict[str, object]:

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("xdist")
 
-from pytest_diageval.harness.group_scheduler import ScenarioGroupScheduling
+from pytest_diageval.harness.xdist.group_scheduler import ScenarioGroupScheduling
 from support.xdist_workers import Worker, finish_all, new_scheduler
 
 KEYS = ("verdict", "answer", "severity")

@@ -22,16 +22,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pytest_diageval.core.composer import ComposerOutput
-from pytest_diageval.core.contracts import (
+from pytest_diageval.core.answer.composer import ComposerOutput
+from pytest_diageval.core.answer.routing import RouteDecision
+from pytest_diageval.core.contract.contracts import (
     GatekeeperResult,
     ParseStatus,
     ToolTraceSummaryItem,
     VerifierOutput,
 )
-from pytest_diageval.core.routing import RouteDecision
-from pytest_diageval.core.store import Store
-from pytest_diageval.core.verdict import VerdictDecision
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.judge.verdict import VerdictDecision
 
 __all__ = [
     "TRACEABILITY_VERSION",

@@ -24,17 +24,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_diageval.core.contracts import ExecutorContract, GatekeeperResult
-from pytest_diageval.core.fact_support import CLAIM_UNCHECKED_RULE
-from pytest_diageval.core.routing import RouteDecision
-from pytest_diageval.core.statements import (
+from pytest_diageval.core.answer.routing import RouteDecision
+from pytest_diageval.core.answer.statements import (
     backing_claim,
     is_hedge,
     is_neutral,
     split_statements,
     strip_control,
 )
-from pytest_diageval.core.templates import (
+from pytest_diageval.core.answer.templates import (
     COMPOSED_HEADING,
     INDIRECT_MARK,
     NO_DIRECT_ANSWER,
@@ -47,13 +45,15 @@ from pytest_diageval.core.templates import (
     numbered,
     section,
 )
-from pytest_diageval.core.verdict import VerdictDecision
-from pytest_diageval.core.verified_claims import (
+from pytest_diageval.core.answer.verified_claims import (
     ClaimSelection,
     DroppedClaim,
     UsedClaim,
     select_claims,
 )
+from pytest_diageval.core.contract.contracts import ExecutorContract, GatekeeperResult
+from pytest_diageval.core.judge.fact_support import CLAIM_UNCHECKED_RULE
+from pytest_diageval.core.judge.verdict import VerdictDecision
 
 __all__ = ["INDIRECT_WORDING", "ComposerOutput", "Composition", "compose_answer"]
 

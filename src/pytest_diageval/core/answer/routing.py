@@ -22,8 +22,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from pytest_diageval.core.contracts import GatekeeperResult, RetryContext
-from pytest_diageval.core.verdict import VerdictDecision
+from pytest_diageval.core.contract.contracts import GatekeeperResult, RetryContext
+from pytest_diageval.core.judge.verdict import VerdictDecision
 
 __all__ = [
     "DISCLAIMER_SCORE_THRESHOLD",

@@ -34,7 +34,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pytest_diageval.core.excerpt_tokens import NEGATION_WORDS, tokenise
+from pytest_diageval.core.judge.excerpt_tokens import NEGATION_WORDS, tokenise
 
 __all__ = [
     "CONFIRMATION_MARKERS",

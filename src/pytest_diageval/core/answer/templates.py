@@ -29,10 +29,10 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 
-from pytest_diageval.core.contracts import ExecutorContract, GatekeeperResult
-from pytest_diageval.core.routing import RouteDecision
-from pytest_diageval.core.statements import FIX_MARKERS, strip_control
-from pytest_diageval.core.verdict import VerdictDecision
+from pytest_diageval.core.answer.routing import RouteDecision
+from pytest_diageval.core.answer.statements import FIX_MARKERS, strip_control
+from pytest_diageval.core.contract.contracts import ExecutorContract, GatekeeperResult
+from pytest_diageval.core.judge.verdict import VerdictDecision
 
 __all__ = [
     "COMPOSED_HEADING",

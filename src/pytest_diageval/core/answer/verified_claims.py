@@ -1,11 +1,12 @@
 """Which executor claims an answer may state as findings, and which it must leave out.
 
 A claim is *used* only when everything the code knows agrees: its ceiling (its own bindings,
-:mod:`.claim_support`) is not below indirect and not runbook guidance, no binding of it failed
-the gatekeeper, the verifier checked it and every final label of its facts is direct or
-indirect, and its text is presentable. Every other claim is *dropped* with the reason. A fact
-the verifier adds outside the claims is never a finding: its text and refs are the model's
-word, which no code checked (and without a parsed contract nothing is a finding at all).
+:mod:`~pytest_diageval.core.judge.claim_support`) is not below indirect and not runbook
+guidance, no binding of it failed the gatekeeper, the verifier checked it and every final label
+of its facts is direct or indirect, and its text is presentable. Every other claim is *dropped*
+with the reason. A fact the verifier adds outside the claims is never a finding: its text and
+refs are the model's word, which no code checked (and without a parsed contract nothing is a
+finding at all).
 """
 
 from __future__ import annotations
@@ -15,18 +16,18 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from pytest_diageval.core.contracts import (
+from pytest_diageval.core.answer.statements import (
+    ClaimSource,
+    strip_control,
+)
+from pytest_diageval.core.contract.contracts import (
     Claim,
     ExecutorContract,
     FactVerification,
     GatekeeperResult,
 )
-from pytest_diageval.core.fact_support import SUPPORTING, claim_of
-from pytest_diageval.core.statements import (
-    ClaimSource,
-    strip_control,
-)
-from pytest_diageval.core.verdict import VerdictDecision
+from pytest_diageval.core.judge.fact_support import SUPPORTING, claim_of
+from pytest_diageval.core.judge.verdict import VerdictDecision
 
 __all__ = ["ClaimSelection", "DroppedClaim", "UsedClaim", "select_claims"]
 

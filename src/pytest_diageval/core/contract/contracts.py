@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from pytest_diageval.core.contract_limits import (
+from pytest_diageval.core.contract.limits import (
     CONTRACT_ANSWER_CHARS,
     CONTRACT_ID_CHARS,
     CONTRACT_LIST_CAPS,

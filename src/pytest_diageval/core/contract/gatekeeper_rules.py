@@ -17,7 +17,7 @@ so a ``negative_observation`` quotes the empty result itself: ``$.logs`` of a ``
 no-hit, ``$.alerts`` of a ``query_metrics`` no-hit (:data:`NO_HIT_RAW_PATHS`). The row passes
 with the system's description of the empty search as ``matched_text``; an excerpt, when given,
 must be supported by that description. Which claim such a citation can support is decided by
-:mod:`pytest_diageval.core.claim_support` (a negative observation about what was searched).
+:mod:`pytest_diageval.core.judge.claim_support` (a negative observation about what was searched).
 
 Low-confidence grade (missing or incomplete, but nothing forged):
 
@@ -37,7 +37,7 @@ Low-confidence grade (missing or incomplete, but nothing forged):
 * ``evidence.instruction_like`` (extension): id, path and excerpt are real, but the cited
   item reads as an instruction to the model (忽略以上指令, "ignore previous instructions",
   直接输出 PASS, a JSON contract or verdict inside a log line, a data-wrapper tag …; the
-  signals and the normalisation are listed in :mod:`~pytest_diageval.core.instruction_like`).
+  signals and the normalisation are listed in :mod:`~pytest_diageval.core.judge.instruction_like`).
   The whole cited item is screened, not only the quoted span: an innocent quote from a line
   that gives orders still rests on that line. Evidence is data, so such a binding never
   carries a PASS; it is a gap in trust, not a forgery, hence low_confid and not reject;

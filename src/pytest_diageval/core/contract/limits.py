@@ -1,7 +1,7 @@
 """Size limits of what a model writes: the contract, the plan, the verifier's answer.
 
-Re-exported by :mod:`pytest_diageval.core.contracts`, whose models enforce them; kept apart so
-the models read without the reasons for each number.
+Re-exported by :mod:`pytest_diageval.core.contract.contracts`, whose models enforce them;
+kept apart so the models read without the reasons for each number.
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, get_args
 
-from pytest_diageval.core.contracts import ClaimType, SupportLevel, ToolInvocation
-from pytest_diageval.core.gatekeeper_rules import NO_HIT_RAW_PATHS
+from pytest_diageval.core.contract.contracts import ClaimType, SupportLevel, ToolInvocation
+from pytest_diageval.core.contract.gatekeeper_rules import NO_HIT_RAW_PATHS
 
 __all__ = [
     "ANSWER_VERSION",

@@ -34,15 +34,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pytest_diageval.core.contracts import (
+from pytest_diageval.core.contract.contracts import (
     EVIDENCE_TOOLS,
     EvidenceRef,
     EvidenceStatus,
     RetrievalDetails,
     ToolInvocation,
 )
-from pytest_diageval.core.store import Store, stable_json
-from pytest_diageval.core.tools import ToolArgumentError, ToolFailure, ToolTimeout
+from pytest_diageval.core.evidence.store import Store, stable_json
+from pytest_diageval.core.evidence.tools import ToolArgumentError, ToolFailure, ToolTimeout
 
 __all__ = [
     "DEFAULT_PREVIEW_CHARS",

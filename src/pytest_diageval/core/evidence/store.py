@@ -20,7 +20,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
-from pytest_diageval.core.contracts import RetrievalDetails, ToolInvocation
+from pytest_diageval.core.contract.contracts import RetrievalDetails, ToolInvocation
 
 __all__ = ["SELF_EVALUATION_CHANNELS", "Store", "StoreError", "stable_json"]
 

@@ -17,8 +17,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-from pytest_diageval.core.tool_search import normalise_query
-from pytest_diageval.core.world import LogLevel, World, normalise_log_level
+from pytest_diageval.core.evidence.tool_search import normalise_query
+from pytest_diageval.core.evidence.world import LogLevel, World, normalise_log_level
 
 __all__ = [
     "TOOL_ARGUMENT_MODELS",

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pytest_diageval.core.world import KnowledgeDoc, KnowledgeSection
+from pytest_diageval.core.evidence.world import KnowledgeDoc, KnowledgeSection
 
 __all__ = [
     "HIGH_RELEVANCE",

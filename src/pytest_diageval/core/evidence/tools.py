@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from pytest_diageval.core.tool_arguments import (
+from pytest_diageval.core.evidence.tool_arguments import (
     TOOL_ARGUMENT_MODELS,
     TOOL_DEFINITIONS,
     TOOL_NAMES,
@@ -40,8 +40,13 @@ from pytest_diageval.core.tool_arguments import (
     ToolArgumentError,
     parse_tool_arguments,
 )
-from pytest_diageval.core.tool_search import KnowledgeIndex, fold, keyword_terms, normalise_query
-from pytest_diageval.core.world import Alert, LogEntry, World
+from pytest_diageval.core.evidence.tool_search import (
+    KnowledgeIndex,
+    fold,
+    keyword_terms,
+    normalise_query,
+)
+from pytest_diageval.core.evidence.world import Alert, LogEntry, World
 
 __all__ = [
     "NO_LOG_HIT",

@@ -34,16 +34,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pytest_diageval.core.contracts import (
+from pytest_diageval.core.contract.contracts import (
     EVIDENCE_TOOLS,
     EvidenceLevel,
     EvidenceRef,
     ToolInvocation,
     ToolTraceSummaryItem,
 )
-from pytest_diageval.core.recorder import EVIDENCE_LIST_KEYS, extract_evidence_refs
-from pytest_diageval.core.store import Store, stable_json
-from pytest_diageval.core.tool_search import SYNONYM_GROUPS, fold, normalise_query
+from pytest_diageval.core.evidence.recorder import EVIDENCE_LIST_KEYS, extract_evidence_refs
+from pytest_diageval.core.evidence.store import Store, stable_json
+from pytest_diageval.core.evidence.tool_search import SYNONYM_GROUPS, fold, normalise_query
 
 __all__ = [
     "FACT_CHARS",

@@ -29,8 +29,8 @@ import yaml
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
-from pytest_diageval.core.contracts import EVIDENCE_TOOLS
-from pytest_diageval.core.yaml_limits import YamlLimitError, safe_load_limited
+from pytest_diageval.core.contract.contracts import EVIDENCE_TOOLS
+from pytest_diageval.core.evidence.yaml_limits import YamlLimitError, safe_load_limited
 
 __all__ = [
     "LOG_LEVELS",

@@ -1,11 +1,12 @@
 """Where a citation points: its raw path, its excerpt, or a search's empty result.
 
 The gatekeeper (:mod:`.gatekeeper`) settles *which* invocation a binding cites; this module
-checks the rest against that invocation's row: the raw path must be one of its
-``evidence_refs`` (or, for a completed search that found nothing, its collection path, see
-:data:`~.gatekeeper_rules.NO_HIT_RAW_PATHS`), and the excerpt a quote of that ref's text
-(:mod:`.excerpt_match`). A real citation of an item that reads as an instruction to the model
-is flagged (:mod:`.instruction_like`). Each outcome is one ``CheckedBinding`` row.
+checks the rest against that invocation's row: the raw path must be one of its ``evidence_refs``
+(or, for a completed search that found nothing, its collection path, see
+:data:`~pytest_diageval.core.contract.gatekeeper_rules.NO_HIT_RAW_PATHS`), and the excerpt a
+quote of that ref's text (:mod:`.excerpt_match`). A real citation of an item that reads as an
+instruction to the model is flagged (:mod:`.instruction_like`). Each outcome is one
+``CheckedBinding`` row.
 """
 
 from __future__ import annotations
@@ -14,9 +15,13 @@ import json
 import re
 from dataclasses import dataclass
 
-from pytest_diageval.core.contracts import CheckedBinding, EvidenceBinding, Severity, ToolInvocation
-from pytest_diageval.core.excerpt_match import match_excerpt
-from pytest_diageval.core.gatekeeper_rules import (
+from pytest_diageval.core.contract.contracts import (
+    CheckedBinding,
+    EvidenceBinding,
+    Severity,
+    ToolInvocation,
+)
+from pytest_diageval.core.contract.gatekeeper_rules import (
     ALLOWED_RAW_PATH_FORMS,
     EXCERPT_MISMATCH,
     EXCERPT_MISSING,
@@ -27,7 +32,8 @@ from pytest_diageval.core.gatekeeper_rules import (
     RAW_PATH_MISSING,
     REFS_UNAVAILABLE,
 )
-from pytest_diageval.core.instruction_like import instruction_signals
+from pytest_diageval.core.judge.excerpt_match import match_excerpt
+from pytest_diageval.core.judge.instruction_like import instruction_signals
 
 __all__ = ["Cited", "canonical_raw_path", "check_location", "no_hit_text"]
 

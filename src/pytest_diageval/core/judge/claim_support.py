@@ -37,15 +37,15 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_diageval.core.contracts import (
+from pytest_diageval.core.contract.contracts import (
     CheckedBinding,
     Claim,
     FactVerification,
     GatekeeperResult,
     ToolInvocation,
 )
-from pytest_diageval.core.excerpt_tokens import normalise
-from pytest_diageval.core.gatekeeper_rules import NO_HIT_RAW_PATHS
+from pytest_diageval.core.contract.gatekeeper_rules import NO_HIT_RAW_PATHS
+from pytest_diageval.core.judge.excerpt_tokens import normalise
 
 __all__ = [
     "INCIDENT_EVIDENCE_TOOLS",

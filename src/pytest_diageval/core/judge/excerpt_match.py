@@ -40,7 +40,7 @@ The checks, in this order (the first that fails decides):
    ``[WARN][order-service]`` or ``firing, service=order-service`` matches every such item.
 
 Cases on the recorder's alert and log ref texts (the full table with both texts is in
-``tests/core/test_excerpt_match.py``):
+``tests/core/judge/test_excerpt_match.py``):
 
 ==========================================================  =====  =======================
 excerpt                                                      score  outcome
@@ -71,7 +71,7 @@ from typing import Literal
 
 from rapidfuzz.distance import LCSseq
 
-from pytest_diageval.core.excerpt_tokens import (
+from pytest_diageval.core.judge.excerpt_tokens import (
     FILLER_WORDS,
     NEGATION_WORDS,
     Token,

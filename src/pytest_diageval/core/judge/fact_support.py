@@ -2,7 +2,7 @@
 
 The verifier labels each fact; this module holds a label to what its ``evidence_refs`` reach
 in the tool trace summary, and records every change as an :class:`Override`. The rules are
-listed in :mod:`pytest_diageval.core.verdict`.
+listed in :mod:`pytest_diageval.core.judge.verdict`.
 """
 
 from __future__ import annotations
@@ -11,12 +11,16 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from pytest_diageval.core.claim_support import INCIDENT_EVIDENCE_TOOLS, ClaimCeiling, label_rank
-from pytest_diageval.core.contracts import (
+from pytest_diageval.core.contract.contracts import (
     Claim,
     FactChecked,
     FactVerification,
     ToolTraceSummaryItem,
+)
+from pytest_diageval.core.judge.claim_support import (
+    INCIDENT_EVIDENCE_TOOLS,
+    ClaimCeiling,
+    label_rank,
 )
 
 __all__ = [

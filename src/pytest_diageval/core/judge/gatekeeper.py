@@ -4,9 +4,9 @@ For every evidence binding of every claim and every recommended action it writes
 ``CheckedBinding`` row (what was cited, what the store holds, which rule stopped it) and
 grades the contract. It decides whether a citation is *real*, never whether a claim holds.
 
-The rules and their grades are listed in :mod:`~pytest_diageval.core.gatekeeper_rules`. This
-module settles which invocation a binding cites; :mod:`.citation` checks the raw path and the
-excerpt against that invocation's row.
+The rules and their grades are listed in :mod:`~pytest_diageval.core.contract.gatekeeper_rules`.
+This module settles which invocation a binding cites; :mod:`.citation` checks the raw path and
+the excerpt against that invocation's row.
 
 Auto-backfill (kept for old executors, tightened as in seed 004): only when the binding has no
 ``source_invocation_id``, names a ``tool_name``, and exactly one invocation of that tool exists
@@ -29,15 +29,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_diageval.core.citation import Cited, check_location
-from pytest_diageval.core.contracts import (
+from pytest_diageval.core.contract.contracts import (
     CheckedBinding,
     ExecutorContract,
     GatekeeperResult,
     RuleMessage,
     Severity,
 )
-from pytest_diageval.core.gatekeeper_rules import (
+from pytest_diageval.core.contract.gatekeeper_rules import (
     AUTO_BACKFILL,
     BINDINGS_EMPTY,
     CLAIMS_EMPTY,
@@ -46,7 +45,8 @@ from pytest_diageval.core.gatekeeper_rules import (
     PARSE_FAILED_RULE,
     TOOL_MISMATCH,
 )
-from pytest_diageval.core.store import Store
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.judge.citation import Cited, check_location
 
 __all__ = ["Gatekeeper", "parse_failure_result"]
 

@@ -4,7 +4,7 @@ Tool output is data. A log line, an alert description or a runbook section that 
 reader to ignore its instructions, to output a verdict, or that carries a contract or a
 verdict as JSON, is an attack on the model that reads it (the executor quoting it, the
 verifier judging it), so the gatekeeper never lets such a binding carry a PASS
-(``evidence.instruction_like``, :mod:`~pytest_diageval.core.gatekeeper_rules`).
+(``evidence.instruction_like``, :mod:`~pytest_diageval.core.contract.gatekeeper_rules`).
 
 The text is normalised first: NFKC (full-width letters and digits become ASCII), case-folded,
 format characters removed (zero-width spaces, joiners, bidi overrides: category ``Cf``, so

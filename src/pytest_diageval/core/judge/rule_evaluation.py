@@ -43,9 +43,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_diageval.core.contracts import EvidenceLevel, ToolInvocation
-from pytest_diageval.core.store import Store
-from pytest_diageval.core.verdict import round_score
+from pytest_diageval.core.contract.contracts import EvidenceLevel, ToolInvocation
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.judge.verdict import round_score
 
 __all__ = [
     "RULE_SET_VERSION",

@@ -44,8 +44,7 @@ from fractions import Fraction
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_diageval.core.claim_support import ClaimCeiling, claim_ceilings
-from pytest_diageval.core.contracts import (
+from pytest_diageval.core.contract.contracts import (
     Claim,
     FactChecked,
     FactVerification,
@@ -55,7 +54,8 @@ from pytest_diageval.core.contracts import (
     Verdict,
     VerifierOutput,
 )
-from pytest_diageval.core.fact_support import (
+from pytest_diageval.core.judge.claim_support import ClaimCeiling, claim_ceilings
+from pytest_diageval.core.judge.fact_support import (
     SUPPORTING,
     Override,
     anchor_to_claims,

@@ -1,6 +1,6 @@
 """What the verifier model reads: 004 §4's structure, 004 §5's seven trace fields, bounded.
 
-:class:`~pytest_diageval.core.contracts.VerifierInput` is what the code holds (the whole
+:class:`~pytest_diageval.core.contract.contracts.VerifierInput` is what the code holds (the whole
 contract, the whole gatekeeper result, the whole trace summary; the audit keeps all of it).
 :func:`verifier_view` is the JSON document the model is sent, built from it:
 
@@ -40,7 +40,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_diageval.core.contracts import (
+from pytest_diageval.core.contract.contracts import (
     CONTRACT_ANSWER_CHARS,
     CONTRACT_ID_CHARS,
     CONTRACT_LIST_CAPS,
@@ -55,8 +55,8 @@ from pytest_diageval.core.contracts import (
     ToolTraceSummaryItem,
     VerifierInput,
 )
-from pytest_diageval.core.store import stable_json
-from pytest_diageval.core.trace_summary import OUTPUT_SUMMARY_CHARS
+from pytest_diageval.core.evidence.store import stable_json
+from pytest_diageval.core.evidence.trace_summary import OUTPUT_SUMMARY_CHARS
 
 __all__ = [
     "BUDGET_TRACE_ENTRIES",

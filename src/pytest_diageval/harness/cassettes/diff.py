@@ -1,6 +1,6 @@
 """When two requests are the same, and what a stale-cassette error shows when they are not.
 
-Split from :mod:`pytest_diageval.harness.cassettes` (which re-exports the public names) so
+Split from :mod:`pytest_diageval.harness.cassettes.session` (which re-exports the public names) so
 the session code stays short. Requests match on method, path and the canonical body
 (:func:`canonical_body`; the vcrpy matcher is :func:`body_matcher`). A replay miss is reported
 with a short unified diff of the recorded and the current request: one message per block,
@@ -20,7 +20,7 @@ from typing import Any
 from vcr.request import Request
 
 from pytest_diageval.agents.llm import ROUND_HEADER, STAGE_HEADER
-from pytest_diageval.core.store import stable_json
+from pytest_diageval.core.evidence.store import stable_json
 
 __all__ = [
     "CANONICAL_BODY_KEYS",

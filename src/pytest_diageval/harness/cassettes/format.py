@@ -1,6 +1,6 @@
 """How a cassette file looks on disk: readable YAML, always UTF-8.
 
-Split from :mod:`pytest_diageval.harness.cassettes`, which registers these with vcrpy. Both
+Split from :mod:`pytest_diageval.harness.cassettes.session`, which registers these with vcrpy. Both
 replace a vcrpy default that would make cassettes hard to review or silently re-recorded:
 the stock serializer escapes every Chinese character as ``\\uXXXX``, and the stock
 persister reads in the locale's encoding and treats an unreadable cassette as an empty one.
@@ -20,8 +20,8 @@ from vcr.request import Request
 from vcr.serialize import serialize
 from vcr.serializers import compat, yamlserializer
 
-from pytest_diageval.core.yaml_limits import YamlLimitError, safe_load_limited
-from pytest_diageval.harness.cassette_check import cassette_problem
+from pytest_diageval.core.evidence.yaml_limits import YamlLimitError, safe_load_limited
+from pytest_diageval.harness.cassettes.check import cassette_problem
 
 __all__ = ["ReadableYaml", "Utf8Persister", "holds_recording", "utf8_text"]
 

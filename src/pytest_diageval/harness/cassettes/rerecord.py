@@ -24,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from pytest_diageval.core.yaml_limits import YamlLimitError, safe_load_limited
+from pytest_diageval.core.evidence.yaml_limits import YamlLimitError, safe_load_limited
 
 __all__ = [
     "METADATA_KEY",

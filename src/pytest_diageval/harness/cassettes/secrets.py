@@ -1,6 +1,6 @@
 """Keeping credentials out of cassettes: scrub before save, scan after.
 
-Split from :mod:`pytest_diageval.harness.cassettes` (which re-exports the public constants
+Split from :mod:`pytest_diageval.harness.cassettes.session` (which re-exports the public constants
 and raises ``SecretLeakError`` from :func:`find_secret`'s answer), so everything that decides
 what may reach disk sits in one place. This module knows nothing of the cassette session or
 its errors: the dependency runs from ``cassettes`` to here only.

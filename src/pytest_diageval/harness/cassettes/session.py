@@ -38,16 +38,16 @@ including the retry counter ``x-stainless-retry-count``, and ``user-agent``) can
 they are not even stored. Each recorded interaction plays once, in order among equal requests.
 
 In replay, a miss raises :class:`StaleCassetteError` (stage, round, message diff from
-:mod:`~pytest_diageval.harness.cassette_diff`, re-record command); recorded interactions left
+:mod:`~pytest_diageval.harness.cassettes.diff`, re-record command); recorded interactions left
 unplayed make :meth:`CassetteSession.verify` raise :class:`UnplayedInteractionsError`. The
 stale error derives from ``openai.OpenAIError`` because the SDK re-raises those untouched
 (anything else from a transport is retried, slept on and wrapped as a connection error).
 
-Secrets (:mod:`~pytest_diageval.harness.cassette_secrets`): request headers are stored from
+Secrets (:mod:`~pytest_diageval.harness.cassettes.secrets`): request headers are stored from
 an allowlist, secret response headers are dropped, every given secret (of at least
 :data:`MIN_SECRET_LENGTH` characters) becomes :data:`SCRUBBED`, and each written file is
 scanned for key-like strings (:func:`scan_for_secrets`). Cassettes are readable YAML
-(:mod:`~pytest_diageval.harness.cassette_format`): decoded bodies, JSON pretty-printed with
+(:mod:`~pytest_diageval.harness.cassettes.format`): decoded bodies, JSON pretty-printed with
 real Chinese characters; the recorded request body is only ever compared, never sent again,
 so reformatting it is safe.
 
@@ -72,16 +72,16 @@ import vcr
 from vcr.patch import PATCHER_NAMES
 from vcr.request import Request
 
-from pytest_diageval.harness.cassette_diff import (
+from pytest_diageval.harness.cassettes.diff import (
     CANONICAL_BODY_KEYS,
     body_matcher,
     canonical_body,
     describe_request,
     request_diff,
 )
-from pytest_diageval.harness.cassette_format import ReadableYaml, Utf8Persister, holds_recording
-from pytest_diageval.harness.cassette_replay import SessionCassette
-from pytest_diageval.harness.cassette_secrets import (
+from pytest_diageval.harness.cassettes.format import ReadableYaml, Utf8Persister, holds_recording
+from pytest_diageval.harness.cassettes.replay import SessionCassette
+from pytest_diageval.harness.cassettes.secrets import (
     DROPPED_HEADERS,
     MIN_SECRET_LENGTH,
     SCRUBBED,
@@ -384,7 +384,7 @@ def scan_for_secrets(path: str | os.PathLike[str], secrets: Sequence[str] = ()) 
     """Raise :class:`SecretLeakError` at the first key-like string in the file.
 
     Looks for the given secrets, ``sk-…`` keys (with a digit, so words like ``disk-usage-…``
-    do not count) and ``Bearer`` tokens (:func:`~.cassette_secrets.find_secret`). The
+    do not count) and ``Bearer`` tokens (:func:`~.secrets.find_secret`). The
     message masks the value.
     """
     found = find_secret(path, secrets)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from pytest_diageval.agents.results import ChatResult
-from pytest_diageval.harness import _evidence as ev
-from pytest_diageval.harness.outcome import (
+from pytest_diageval.harness.checks import evidence_lines as ev
+from pytest_diageval.harness.checks.outcome import (
     CheckOutcome,
     describe_expected,
     needs_rounds,
     set_difference,
 )
-from pytest_diageval.harness.scenario import ComposerExpectation
+from pytest_diageval.harness.format.scenario import ComposerExpectation
 
 __all__ = ["check_composer"]
 

@@ -16,16 +16,17 @@ from typing import Any
 
 from pytest_diageval.agents.results import ChatResult, RoundResult
 from pytest_diageval.agents.usage import TokenUsage
-from pytest_diageval.core.contracts import ToolInvocation, Verdict
-from pytest_diageval.harness import _evidence as ev
-from pytest_diageval.harness.composer_check import check_composer
-from pytest_diageval.harness.outcome import (
+from pytest_diageval.core.contract.contracts import ToolInvocation, Verdict
+from pytest_diageval.harness.checks import evidence_lines as ev
+from pytest_diageval.harness.checks.composer import check_composer
+from pytest_diageval.harness.checks.outcome import (
     CheckOutcome,
     describe_expected,
     needs_rounds,
     set_difference,
 )
-from pytest_diageval.harness.scenario import (
+from pytest_diageval.harness.checks.tokens import check_tokens
+from pytest_diageval.harness.format.scenario import (
     EXPECT_KEYS,
     ClaimsExpectation,
     Expect,
@@ -35,7 +36,6 @@ from pytest_diageval.harness.scenario import (
     ToolCallsExpectation,
     VerdictExpectation,
 )
-from pytest_diageval.harness.token_checks import check_tokens
 
 __all__ = [
     "CHECKS",

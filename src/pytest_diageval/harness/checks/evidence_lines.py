@@ -1,7 +1,7 @@
 """Evidence lines for failure reports: tables and excerpts a reviewer can read at a glance.
 
-Private helper of :mod:`pytest_diageval.harness.checks`. Column widths count East Asian wide
-characters as two cells, so tables that mix Chinese and ASCII still line up in a terminal.
+Helper of :mod:`pytest_diageval.harness.checks.evaluators`. Column widths count East Asian
+wide characters as two cells, so tables that mix Chinese and ASCII still line up in a terminal.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from pytest_diageval.agents.results import ChatResult, RoundResult, ToolCallSummary
-from pytest_diageval.core.contracts import Claim, GatekeeperResult, ToolInvocation
-from pytest_diageval.core.store import stable_json
+from pytest_diageval.core.contract.contracts import Claim, GatekeeperResult, ToolInvocation
+from pytest_diageval.core.evidence.store import stable_json
 
 __all__ = [
     "around",

@@ -29,7 +29,7 @@ from _pytest._code.code import (
     ReprTraceback,
 )
 
-from pytest_diageval.harness import _errors
+from pytest_diageval.harness.format import errors as _errors
 
 __all__ = [
     "FULL_STYLES",

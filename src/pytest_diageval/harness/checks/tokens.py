@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pytest_diageval.agents.results import ChatResult
 from pytest_diageval.agents.usage import TokenUsage
-from pytest_diageval.harness.outcome import CheckOutcome
-from pytest_diageval.harness.scenario import TokensExpectation
+from pytest_diageval.harness.checks.outcome import CheckOutcome
+from pytest_diageval.harness.format.scenario import TokensExpectation
 
 __all__ = ["check_tokens", "usage_lines"]
 

@@ -1,6 +1,6 @@
 """Pydantic errors of a scenario, mapped onto YAML node positions and said in plain words.
 
-Private helper of :mod:`pytest_diageval.harness.loader`. A pydantic error location such as
+Private helper of :mod:`pytest_diageval.harness.format.loader`. A pydantic error location such as
 ``('expect', 'verdict', "literal['PASS','LOW_CONFID','REJECT']")`` is walked along the YAML
 node tree: field names and list indices move down the tree, anything else is a union branch
 tag. Of a union's branches only the one that fits the YAML node (a scalar, a list or a
@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
 from pytest_diageval.agents.script_content import nested_model
-from pytest_diageval.harness.scenario import EXPECT_KEYS, Scenario
+from pytest_diageval.harness.format.scenario import EXPECT_KEYS, Scenario
 
 __all__ = [
     "ScenarioProblem",

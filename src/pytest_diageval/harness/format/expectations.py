@@ -3,7 +3,7 @@
 Every model forbids unknown keys and is strict (``"2"`` is not ``2``), and an expectation that
 would compare nothing is refused, so a typo is an error rather than a silently weaker test.
 Each key of :class:`Expect` becomes one pytest item; :data:`EXPECT_KEYS` lists them in a fixed
-order. :mod:`~pytest_diageval.harness.scenario` holds the rest of the file format.
+order. :mod:`~pytest_diageval.harness.format.scenario` holds the rest of the file format.
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ from typing import Annotated, Any, Literal, Self, get_args
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pytest_diageval.agents.results import AnswerKind
-from pytest_diageval.core.contracts import (
+from pytest_diageval.core.contract.contracts import (
     EVIDENCE_TOOLS,
     ClaimType,
     EvidenceStatus,
     Severity,
     Verdict,
 )
-from pytest_diageval.core.tool_arguments import TOOL_NAMES
-from pytest_diageval.harness.rule_names import GatekeeperRule
+from pytest_diageval.core.evidence.tool_arguments import TOOL_NAMES
+from pytest_diageval.harness.format.rule_names import GatekeeperRule
 
 __all__ = [
     "EXPECT_KEYS",

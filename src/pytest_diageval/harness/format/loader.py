@@ -20,13 +20,17 @@ from typing import Any, NoReturn
 import yaml
 from pydantic import ValidationError
 
-from pytest_diageval.core.world import World, WorldError, available_worlds, load_world
-from pytest_diageval.core.yaml_limits import YamlLimitError, check_aliases, may_contain_alias
-from pytest_diageval.harness import _errors
-from pytest_diageval.harness._errors import ScenarioProblem
-from pytest_diageval.harness.rerecord import rerecord_command
-from pytest_diageval.harness.scenario import ID_PATTERN, Scenario
-from pytest_diageval.harness.script_checks import script_content_problems
+from pytest_diageval.core.evidence.world import World, WorldError, available_worlds, load_world
+from pytest_diageval.core.evidence.yaml_limits import (
+    YamlLimitError,
+    check_aliases,
+    may_contain_alias,
+)
+from pytest_diageval.harness.cassettes.rerecord import rerecord_command
+from pytest_diageval.harness.format import errors as _errors
+from pytest_diageval.harness.format.errors import ScenarioProblem
+from pytest_diageval.harness.format.scenario import ID_PATTERN, Scenario
+from pytest_diageval.harness.format.script_checks import script_content_problems
 
 __all__ = [
     "ScenarioError",

@@ -15,7 +15,7 @@ import pickle
 import zlib
 from dataclasses import dataclass
 
-from pytest_diageval.harness.scenario import Scenario
+from pytest_diageval.harness.format.scenario import Scenario
 
 __all__ = ["ScenarioOutline"]
 

@@ -2,7 +2,7 @@
 
 A misspelt name under ``expect.gatekeeper`` would make ``failed_rules_include`` fail (or an
 exact ``failed_rules`` set pass) for the wrong reason. The table is
-:mod:`pytest_diageval.core.gatekeeper_rules`; its ``*_RULES`` sets are read at each check,
+:mod:`pytest_diageval.core.contract.gatekeeper_rules`; its ``*_RULES`` sets are read at each check,
 never copied, so a rule added there is accepted with no other change.
 """
 
@@ -13,14 +13,15 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
-from pytest_diageval.core import gatekeeper_rules
+from pytest_diageval.core.contract import gatekeeper_rules
 
 __all__ = ["GatekeeperRule", "gatekeeper_rule_names"]
 
 
 def gatekeeper_rule_names() -> frozenset[str]:
     """Every rule the gatekeeper can report: the union of the ``*_RULES`` sets of
-    :mod:`pytest_diageval.core.gatekeeper_rules`, read at each call (never a copied list)."""
+    :mod:`pytest_diageval.core.contract.gatekeeper_rules`, read at each call (never a copied
+    list)."""
     return frozenset().union(
         *(
             value

@@ -5,10 +5,10 @@ Every model forbids unknown keys and is strict (``"2"`` is not ``2``, ``"true"``
 :class:`Expect` becomes one pytest item; :data:`EXPECT_KEYS` lists them in a fixed order. The
 field descriptions end up in the JSON Schema (``diageval schema``), where editors show them.
 
-The expectation models (``expect:``) live in :mod:`~pytest_diageval.harness.expectations`
+The expectation models (``expect:``) live in :mod:`~pytest_diageval.harness.format.expectations`
 and are re-exported here. A scenario is plain data: the world stays a name, a path or a
-mapping until :func:`pytest_diageval.harness.loader.load_scenario_world` loads it, and the
-cassette path is decided by :func:`pytest_diageval.harness.loader.resolve_cassette_path`.
+mapping until :func:`pytest_diageval.harness.format.loader.load_scenario_world` loads it, and the
+cassette path is decided by :func:`pytest_diageval.harness.format.loader.resolve_cassette_path`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Annotated, Any, Self
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from pytest_diageval.agents.scripted import ScriptEntry
-from pytest_diageval.harness.expectations import (
+from pytest_diageval.harness.format.expectations import (
     EXPECT_KEYS,
     ClaimsExpectation,
     ComposerExpectation,
@@ -36,7 +36,7 @@ from pytest_diageval.harness.expectations import (
     VerdictExpectation,
     no_duplicates,
 )
-from pytest_diageval.harness.rule_names import GatekeeperRule, gatekeeper_rule_names
+from pytest_diageval.harness.format.rule_names import GatekeeperRule, gatekeeper_rule_names
 
 __all__ = [
     "EXPECT_KEYS",

@@ -4,7 +4,7 @@ Editors with a YAML language server complete and check scenario files against it
 file starts with ``# yaml-language-server: $schema=<relative path>/scenario.schema.json``.
 The committed copy (``scenarios/scenario.schema.json``) is kept equal to
 :func:`render_schema` by a test; regenerate it with ``diageval schema`` or
-``python -m pytest_diageval.harness.schema scenarios/scenario.schema.json``.
+``python -m pytest_diageval.harness.format.schema scenarios/scenario.schema.json``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from pytest_diageval.agents.script_content import STAGE_CONTENT_MODELS
-from pytest_diageval.harness.scenario import Scenario
+from pytest_diageval.harness.format.scenario import Scenario
 
 __all__ = [
     "JSON_SCHEMA_DIALECT",
@@ -72,7 +72,7 @@ def _type_script_content(schema: dict[str, Any]) -> None:
     """Type ``ScriptEntry.content`` by its stage, as the loader checks it.
 
     The runtime entry keeps ``content`` a free mapping (the scripted model sends whatever it
-    is given); the load-time check of :mod:`pytest_diageval.harness.script_checks` is written
+    is given); the load-time check of :mod:`pytest_diageval.harness.format.script_checks` is written
     here as one ``if stage … then content: <model>`` per stage, skipped for ``invalid: true``.
     Unknown keys are refused (the loader refuses them as typos); nulls stay allowed where the
     models allow them, unlike in the scenario's own keys.
@@ -146,7 +146,7 @@ def write_schema(path: str | Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m pytest_diageval.harness.schema [PATH]``: print the schema or write it."""
+    """``python -m pytest_diageval.harness.format.schema [PATH]``: print the schema or write it."""
     args = sys.argv[1:] if argv is None else argv
     if not args:
         sys.stdout.write(render_schema())

@@ -10,9 +10,9 @@ from __future__ import annotations
 import yaml
 
 from pytest_diageval.agents.script_content import STAGE_CONTENT_MODELS, content_problems
-from pytest_diageval.harness import _errors
-from pytest_diageval.harness._errors import ScenarioProblem
-from pytest_diageval.harness.scenario import Scenario
+from pytest_diageval.harness.format import errors as _errors
+from pytest_diageval.harness.format.errors import ScenarioProblem
+from pytest_diageval.harness.format.scenario import Scenario
 
 __all__ = ["script_content_problems"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pytest_diageval.core.contracts import ToolInvocation
-from pytest_diageval.core.excerpt_tokens import NEGATION_WORDS
+from pytest_diageval.core.contract.contracts import ToolInvocation
+from pytest_diageval.core.judge.excerpt_tokens import NEGATION_WORDS
 
 __all__ = [
     "Edit",

@@ -1,10 +1,10 @@
 """``--diageval-mutate``: every mutant of a PASS scenario is its own pytest item.
 
 Node ids read ``<file>::<scenario id>::mutant[digit-first-claim-1-0]``
-(``<kind>-<claim>-<binding>``, see :mod:`pytest_diageval.harness.mutants`), so ``-k``, ``-x``,
-xdist, junit and ``--diageval-report`` treat mutants as any other item. The scenario's
+(``<kind>-<claim>-<binding>``, see :mod:`pytest_diageval.harness.mutation.mutants`), so ``-k``,
+``-x``, xdist, junit and ``--diageval-report`` treat mutants as any other item. The scenario's
 unmutated replay runs once at collection (it says whether the scenario reaches PASS and what
-there is to mutate); each item then runs its mutant (:mod:`~.mutation_replay`).
+there is to mutate); each item then runs its mutant (:mod:`~.replay`).
 
 An item passes when its mutant is killed (any verdict but PASS), is skipped when the mutant
 is equivalent by construction, and fails when the mutant survives, naming what changed, the
@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
 
+from pytest_diageval.harness.format.loader import load_scenario_world
 from pytest_diageval.harness.items import ScenarioFile, ScenarioNode
-from pytest_diageval.harness.loader import load_scenario_world
-from pytest_diageval.harness.mutants import Mutant, derive_mutants
-from pytest_diageval.harness.mutation_replay import (
+from pytest_diageval.harness.mutation.mutants import Mutant, derive_mutants
+from pytest_diageval.harness.mutation.replay import (
     MutantOutcome,
     MutationSetupError,
     ReplayPlan,
@@ -31,7 +31,7 @@ from pytest_diageval.harness.mutation_replay import (
     plan_replay,
     run_mutant,
 )
-from pytest_diageval.harness.report import audit_trail
+from pytest_diageval.harness.report.reporter import audit_trail
 
 __all__ = [
     "MutantItem",

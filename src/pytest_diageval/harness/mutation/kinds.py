@@ -2,7 +2,7 @@
 
 Each kind models one way a model (or an attacker writing into its evidence) gets a claim past
 the guards; :data:`SEED_RULES` names the rule a surviving mutant of that kind got through.
-:mod:`~pytest_diageval.harness.mutants` derives them.
+:mod:`~pytest_diageval.harness.mutation.mutants` derives them.
 
 Per binding of each claim (``<kind>-<claim id>-<binding index>``):
 

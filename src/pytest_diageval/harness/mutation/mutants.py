@@ -3,12 +3,12 @@
 ``derive_mutants`` is pure: from the contract and verifier output of a run that reached PASS,
 the session's real invocations and the world's services, it derives one mutant per kind and
 citation, in a fixed order, as the JSON the model would have sent. Running them is
-:mod:`pytest_diageval.harness.mutation_replay`'s job. Each kind models one way a model (or an
+:mod:`pytest_diageval.harness.mutation.replay`'s job. Each kind models one way a model (or an
 attacker writing into its evidence) gets a claim past the guards; every kind names the seed
 rule that must stop it (:data:`SEED_RULES`).
 
 The kinds, and the seed rule each must be stopped by, are listed in
-:mod:`~pytest_diageval.harness.mutant_kinds`.
+:mod:`~pytest_diageval.harness.mutation.kinds`.
 
 A mutation with nothing to work on (no digit, no other invocation, no runbook in the session,
 a claim already unbound, ...) or one identical to an earlier mutant of the same run changes
@@ -25,13 +25,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_diageval.core.contracts import (
+from pytest_diageval.core.contract.contracts import (
     EVIDENCE_TOOLS,
     ExecutorContract,
     ToolInvocation,
     VerifierOutput,
 )
-from pytest_diageval.harness.citation_edits import (
+from pytest_diageval.harness.mutation.citation_edits import (
     change_digit,
     describe_binding,
     flip_negation,
@@ -41,7 +41,7 @@ from pytest_diageval.harness.citation_edits import (
     subject,
     text_at,
 )
-from pytest_diageval.harness.mutant_kinds import (
+from pytest_diageval.harness.mutation.kinds import (
     ANSWER_KINDS,
     BINDING_KINDS,
     CLAIM_KINDS,

@@ -37,11 +37,11 @@ from pytest_diageval.agents.forced_call import structured_answer_call
 from pytest_diageval.agents.llm import ROUND_HEADER, STAGE_HEADER
 from pytest_diageval.agents.results import ChatResult
 from pytest_diageval.agents.scripted import ScriptEntry, ScriptError, scripted_llm
-from pytest_diageval.core.contracts import ExecutorContract, ToolTraceSummaryItem
-from pytest_diageval.core.recorder import extract_evidence_refs
-from pytest_diageval.core.tools import Toolbox
-from pytest_diageval.core.world import World
-from pytest_diageval.harness.mutants import Mutant, MutationBase, RunbookQuote
+from pytest_diageval.core.contract.contracts import ExecutorContract, ToolTraceSummaryItem
+from pytest_diageval.core.evidence.recorder import extract_evidence_refs
+from pytest_diageval.core.evidence.tools import Toolbox
+from pytest_diageval.core.evidence.world import World
+from pytest_diageval.harness.mutation.mutants import Mutant, MutationBase, RunbookQuote
 
 __all__ = [
     "MutantOutcome",

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.harness._evidence import table
-from pytest_diageval.harness.mutants import KINDS
-from pytest_diageval.harness.mutation import mutant_payload
+from pytest_diageval.harness.checks.evidence_lines import table
+from pytest_diageval.harness.mutation.items import mutant_payload
+from pytest_diageval.harness.mutation.mutants import KINDS
 
 __all__ = ["OUTCOMES", "MutationReporter", "MutationSummary"]
 

@@ -18,14 +18,14 @@ from typing import Any
 
 import jinja2
 
-from pytest_diageval.harness.baseline import (
+from pytest_diageval.harness.report.baseline import (
     COMPARED_FIELDS,
     Comparison,
     scenario_tokens,
     tokens_text,
 )
-from pytest_diageval.harness.html_view import pretty_json, round_view
-from pytest_diageval.harness.report import VERDICTS, ScenarioSummaries
+from pytest_diageval.harness.report.html_view import pretty_json, round_view
+from pytest_diageval.harness.report.reporter import VERDICTS, ScenarioSummaries
 
 __all__ = ["render_html", "scenario_view", "write_html"]
 
@@ -57,7 +57,7 @@ def render_html(
     """The page of a report dict; ``confusion`` is the terminal's confusion matrix (the
     run's :meth:`ScenarioSummaries.confusion_counts`), else counted from the report's rows."""
     environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("pytest_diageval.harness", "templates"),
+        loader=jinja2.PackageLoader("pytest_diageval.harness.report", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

@@ -1,6 +1,6 @@
 """The page section of one scenario round, from the report's plain dicts (the JSON data).
 
-Private helper of :mod:`pytest_diageval.harness.html_report`. The point of the page is the
+Private helper of :mod:`pytest_diageval.harness.report.html`. The point of the page is the
 link between a claim and its evidence, so this module gives every evidence item of every tool
 output an anchor, every claim (and recommended action) the anchors of what it cites, and every
 cited item the claims that cite it. The gatekeeper's row of each binding, the verifier's label

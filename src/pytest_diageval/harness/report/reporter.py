@@ -17,18 +17,18 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_diageval.agents.results import ChatResult
-from pytest_diageval.harness._evidence import (
+from pytest_diageval.harness.cassettes.rerecord import rerecord_command
+from pytest_diageval.harness.checks.evidence_lines import (
     decision_lines,
     gatekeeper_lines,
     streamed_table,
     table,
 )
-from pytest_diageval.harness.audit_spool import AuditSpool, write_report
-from pytest_diageval.harness.rerecord import rerecord_command
+from pytest_diageval.harness.report.audit_spool import AuditSpool, write_report
 
 if TYPE_CHECKING:
+    from pytest_diageval.harness.format.scenario import Scenario
     from pytest_diageval.harness.runner import ScenarioRun
-    from pytest_diageval.harness.scenario import Scenario
 
 __all__ = [
     "RECORD_OPTIONS",

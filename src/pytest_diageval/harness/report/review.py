@@ -1,11 +1,11 @@
 """The reviewer's reports of a run: ``--diageval-html`` and ``--diageval-baseline``.
 
-A plugin object of its own beside :class:`~pytest_diageval.harness.report.DiagevalReporter`:
-it reads that reporter's :class:`ScenarioSummaries` (the data the ``--diageval-report`` JSON
-holds, merged from every xdist worker) and, on the controller only, writes the HTML page and
-prints the comparison with the baseline as a short terminal section. Light at import: this
-module is loaded for every scenario item (:func:`expectation_record`); Jinja2 and the baseline
-are imported only when asked for.
+A plugin object of its own beside :class:`~.reporter.DiagevalReporter`: it reads that reporter's
+:class:`ScenarioSummaries` (the data the ``--diageval-report`` JSON holds, merged from every
+xdist worker) and, on the controller only, writes the HTML page and prints the comparison with
+the baseline as a short terminal section. Light at import: this module is loaded for every
+scenario item (:func:`expectation_record`); Jinja2 and the baseline are imported only when asked
+for.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_diageval.harness.baseline import Comparison
-    from pytest_diageval.harness.outcome import CheckOutcome
-    from pytest_diageval.harness.report import ScenarioSummaries
+    from pytest_diageval.harness.checks.outcome import CheckOutcome
+    from pytest_diageval.harness.report.baseline import Comparison
+    from pytest_diageval.harness.report.reporter import ScenarioSummaries
 
 __all__ = ["ReviewReporter", "expectation_record", "outcome_record", "register_review"]
 
@@ -31,7 +31,7 @@ def expectation_record(item: Any, report: pytest.TestReport) -> dict[str, Any]:
     """
     if item.outcome is not None:
         return outcome_record(item.outcome)
-    from pytest_diageval.harness.outcome import describe_expected
+    from pytest_diageval.harness.checks.outcome import describe_expected
 
     error = item.scenario_node.summary.get("error")
     failure = "" if report.passed else report.longreprtext
@@ -63,7 +63,7 @@ def register_review(config: pytest.Config) -> None:
     baseline = None
     path = config.getoption("diageval_baseline")
     if path is not None and not hasattr(config, "workerinput"):  # only the controller compares
-        from pytest_diageval.harness.baseline import BaselineError, load_baseline
+        from pytest_diageval.harness.report.baseline import BaselineError, load_baseline
 
         try:
             baseline = load_baseline(Path(path))
@@ -94,13 +94,13 @@ class ReviewReporter:
             return
         data = self.summaries.report_data()
         if self.baseline is not None:
-            from pytest_diageval.harness.baseline import compare_reports
+            from pytest_diageval.harness.report.baseline import compare_reports
 
             name = str(self.config.getoption("diageval_baseline"))
             self.comparison = compare_reports(data, self.baseline, name)
         target = self.config.getoption("diageval_html")
         if target is not None:
-            from pytest_diageval.harness.html_report import write_html
+            from pytest_diageval.harness.report.html import write_html
 
             write_html(Path(target), data, self.comparison, self.summaries.confusion_counts())
             self.html_written = Path(target)

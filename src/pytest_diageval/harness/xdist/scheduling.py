@@ -7,7 +7,7 @@ xdist honours under ``--dist loadgroup`` only. So when a run distributes with xd
 ``loadgroup``: every test without the marker stays its own unit, as under ``load``. Any other
 ``--dist`` the user chose, and every run that cannot collect a scenario, is left as it is.
 The scheduler for ``loadgroup`` is xdist's own, made robust to a pytest whose node ids xdist
-cannot tag (:mod:`~pytest_diageval.harness.group_scheduler`).
+cannot tag (:mod:`~pytest_diageval.harness.xdist.group_scheduler`).
 
 The decision is made on the controller before the workers start (they collect, the
 controller never does), from the command-line paths (or ``testpaths``): a scenario file
