@@ -51,7 +51,7 @@ from pydantic import BaseModel
 
 from pytest_diageval.agents.llm import LLM, LLMConfig, Stage
 from pytest_diageval.agents.prompts import load_prompt
-from pytest_diageval.agents.scripted import ScriptedTransport
+from pytest_diageval.agents.scripted.model import ScriptedTransport
 from pytest_diageval.core.evidence.store import stable_json
 from pytest_diageval.core.evidence.tools import TOOL_DEFINITIONS, Toolbox
 from pytest_diageval.core.evidence.world import default_world

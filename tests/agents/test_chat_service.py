@@ -11,7 +11,7 @@ import pytest
 
 from pytest_diageval.agents.chat_service import ChatService
 from pytest_diageval.agents.llm import LLM, LLMConfig
-from pytest_diageval.agents.scripted import ScriptedTransport, scripted_llm
+from pytest_diageval.agents.scripted.model import ScriptedTransport, scripted_llm
 from pytest_diageval.core.answer.templates import DEGRADED_HEADER, DISCLAIMER
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.world import World, default_world, load_world

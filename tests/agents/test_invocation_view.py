@@ -10,7 +10,7 @@ import pytest
 
 from pytest_diageval.agents import chat_service
 from pytest_diageval.agents.chat_service import ChatService
-from pytest_diageval.agents.scripted import scripted_llm
+from pytest_diageval.agents.scripted.model import scripted_llm
 from pytest_diageval.core.contract.contracts import ToolInvocation
 from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
 from pytest_diageval.harness.format.loader import load_scenario, load_scenario_world

@@ -19,7 +19,7 @@ from pytest_diageval.agents.llm import (
     stage_headers,
     tool_result_message,
 )
-from pytest_diageval.agents.scripted import (
+from pytest_diageval.agents.scripted.model import (
     SCRIPTED_BASE_URL,
     ScriptedTransport,
     ScriptError,

@@ -9,7 +9,7 @@ import instructor
 from pydantic import BaseModel, Field
 
 from pytest_diageval.agents.llm import STAGE_MAX_TOKENS, instructor_model
-from pytest_diageval.agents.scripted import ScriptedTransport, scripted_llm
+from pytest_diageval.agents.scripted.model import ScriptedTransport, scripted_llm
 
 QUERY = [
     {"role": "system", "content": "你是计划员。"},

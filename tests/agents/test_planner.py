@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from pytest_diageval.agents.planner import run_planner
-from pytest_diageval.agents.scripted import scripted_llm
+from pytest_diageval.agents.scripted.model import scripted_llm
 
 QUERY = "只确认 order-service 是否存在 HighMemoryUsage 告警。"
 TWO_STEPS = {"plan": "查 order-service 告警", "steps": ["query_metrics", "query_logs"]}

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from pytest_diageval.agents.chat_service import ChatService
 from pytest_diageval.agents.prompts import load_prompt
-from pytest_diageval.agents.scripted import scripted_llm
+from pytest_diageval.agents.scripted.model import scripted_llm
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.world import default_world
 from support.contracts import contract

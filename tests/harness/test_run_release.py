@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_diageval.agents.scripted import ScriptedTransport
+from pytest_diageval.agents.scripted.model import ScriptedTransport
 from pytest_diageval.harness.format.loader import load_scenario
 from pytest_diageval.harness.runner import ScenarioRun, run_scenario
 from pytest_diageval.harness.settings import RunSettings

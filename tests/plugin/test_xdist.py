@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from conftest import ScenarioDir
 
 # xdist's loadgroup may append ``@<group>`` to the node ids (not under pytest 9.2: see
-# harness/group_scheduler.py); the group is then the scenario id.
+# harness/xdist/group_scheduler.py); the group is then the scenario id.
 WORKER_LINE = re.compile(r"^\[(gw\d+)\] \[ *\d+%\] (PASSED|FAILED) ([^@\s]+)(?:@(\S+))?$")
 # Worker processes import everything afresh; these unrelated costs are left out of them:
 # the hypothesis plugin (imports hypothesis at the end of a run) and assertion rewriting.

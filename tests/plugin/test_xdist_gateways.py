@@ -9,7 +9,7 @@ one gateway, for all its items.
 ``--dist loadscope`` groups by everything before the last ``::``, which for a scenario item is
 its scenario. ``--dist loadgroup`` groups by the items' ``xdist_group`` marker; with pytest 9.2
 and pytest-xdist 3.8 xdist's own grouping is broken (pytest-dev/pytest-xdist#1386), and the
-plugin's ``harness/group_scheduler.py`` keeps each scenario together under loadgroup.
+plugin's ``harness/xdist/group_scheduler.py`` keeps each scenario together under loadgroup.
 """
 
 from __future__ import annotations

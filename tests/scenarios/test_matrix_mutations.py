@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from pytest_diageval.agents.chat_service import ChatService
-from pytest_diageval.agents.scripted import scripted_llm
+from pytest_diageval.agents.scripted.model import scripted_llm
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.harness.format.loader import load_scenario, load_scenario_world
 from support.scenario_runs import (

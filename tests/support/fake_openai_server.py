@@ -25,7 +25,7 @@ from typing import Any, Self
 
 import httpx2
 
-from pytest_diageval.agents.scripted import ScriptedTransport, ScriptError
+from pytest_diageval.agents.scripted.model import ScriptedTransport, ScriptError
 from pytest_diageval.core.evidence.store import stable_json
 
 __all__ = ["FakeOpenAIServer", "ReceivedRequest"]

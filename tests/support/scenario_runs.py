@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_diageval.agents import scripted
 from pytest_diageval.agents.results import ChatResult
-from pytest_diageval.agents.scripted import RecordedRequest, ScriptedTransport
+from pytest_diageval.agents.scripted import model as scripted
+from pytest_diageval.agents.scripted.model import RecordedRequest, ScriptedTransport
 from pytest_diageval.harness import runner
 from pytest_diageval.harness.checks.evaluators import CheckOutcome, run_checks
 from pytest_diageval.harness.format.loader import load_scenario

@@ -131,8 +131,8 @@ def scaffold_scenario(cassette: Path, scenario_id: str | None = None) -> str:
 
 
 def _entry(interaction: dict[str, Any]) -> dict[str, Any]:
-    from pytest_diageval.agents.forced_call import structured_answer_call
-    from pytest_diageval.agents.script_content import content_problems
+    from pytest_diageval.agents.scripted.content import content_problems
+    from pytest_diageval.agents.scripted.forced_call import structured_answer_call
 
     request, response = interaction["request"], interaction["response"]
     stage = (request.get("headers", {}).get("x-diageval-stage") or ["executor"])[0]
@@ -214,7 +214,7 @@ def _latest_session(store: Any) -> str:
 
 
 def _entries(step: dict[str, Any]) -> list[dict[str, Any]]:
-    from pytest_diageval.agents.script_content import content_problems
+    from pytest_diageval.agents.scripted.content import content_problems
 
     agent, output = step["agent"], step["output"]
     answer = {"planner": output.get("plan"), "verifier": output.get("verifier_output")}

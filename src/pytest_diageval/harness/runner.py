@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from pytest_diageval.agents.chat_service import ChatService
 from pytest_diageval.agents.llm import LLM, LLMConfig
 from pytest_diageval.agents.results import ChatResult
-from pytest_diageval.agents.scripted import scripted_llm
+from pytest_diageval.agents.scripted.model import scripted_llm
 from pytest_diageval.agents.usage import TokenUsage, UsageMeter
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.world import World

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_diageval.agents.forced_call import (
+from pytest_diageval.agents.scripted.forced_call import (
     answering_function,
     forced_function,
     structured_answer_call,

@@ -10,7 +10,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolC
 from pydantic import BaseModel
 
 from pytest_diageval.agents.llm import STAGE_MAX_TOKENS, LLMConfig, make_openai_client
-from pytest_diageval.agents.scripted import (
+from pytest_diageval.agents.scripted.model import (
     SCRIPTED_BASE_URL,
     ScriptedTransport,
     ScriptError,

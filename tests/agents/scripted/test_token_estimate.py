@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_diageval.agents.chat_service import ChatService
-from pytest_diageval.agents.scripted import scripted_llm
-from pytest_diageval.agents.token_estimate import estimated_tokens, prompt_tokens
+from pytest_diageval.agents.scripted.model import scripted_llm
+from pytest_diageval.agents.scripted.token_estimate import estimated_tokens, prompt_tokens
 from pytest_diageval.agents.usage import TokenUsage, UsageMeter
 from pytest_diageval.harness.format.loader import load_scenario, load_scenario_world
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SCRIPTED = [
     "scenarios/matrix/02-highmemory-positive.yaml",  # planner, executor tool loop, verifier
     "scenarios/routing/low-confid-retry-then-disclaimer.yaml",  # two rounds

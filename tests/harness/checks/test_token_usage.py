@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from pytest_diageval.agents.scripted import estimated_tokens
+from pytest_diageval.agents.scripted.model import estimated_tokens
 from pytest_diageval.agents.usage import TokenUsage
 from pytest_diageval.core.evidence.store import stable_json
 from pytest_diageval.harness.checks.evaluators import run_check

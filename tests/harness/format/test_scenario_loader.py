@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_diageval.agents.scripted import ScriptEntry, ScriptToolCall
+from pytest_diageval.agents.scripted.model import ScriptEntry, ScriptToolCall
 from pytest_diageval.harness.format.loader import (
     ScenarioError,
     default_cassette_path,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_diageval.agents.script_content import content_problems
+from pytest_diageval.agents.scripted.content import content_problems
 from pytest_diageval.harness.format.loader import ScenarioError, load_scenario
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "plugin" / "data" / "example-scenario.yaml"

@@ -1,4 +1,4 @@
-"""Mutant derivation (harness/mutants.py) on the contracts of real scenario runs.
+"""Mutant derivation (harness/mutation/mutants.py) on the contracts of real scenario runs.
 
 The base of every test is a real run: the documented example (a HighMemoryUsage PASS with an
 alert binding #1 $.alerts[0] and a log binding #2 $.logs[4]) or a shipped scenario, replayed

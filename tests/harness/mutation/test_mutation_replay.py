@@ -1,4 +1,4 @@
-"""Running mutants (harness/mutation_replay.py): which answers a mutant gets, and its verdict.
+"""Running mutants (harness/mutation/replay.py): which answers a mutant gets, and its verdict.
 
 Scripted runs use the documented example; the cassette tests record the same example once
 against the local fake OpenAI server (tests/support/fake_openai_server.py), stop the server,
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_diageval.agents.scripted import ScriptEntry
+from pytest_diageval.agents.scripted.model import ScriptEntry
 from pytest_diageval.harness.format.loader import load_scenario, load_scenario_world
 from pytest_diageval.harness.mutation.mutants import Mutant, derive_mutants
 from pytest_diageval.harness.mutation.replay import (

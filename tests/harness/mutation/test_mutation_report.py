@@ -1,4 +1,4 @@
-"""The mutation summary (harness/mutation_report.py): counts, tables and JSON from payloads."""
+"""The mutation summary (harness/mutation/report.py): counts, tables and JSON from payloads."""
 
 from __future__ import annotations
 

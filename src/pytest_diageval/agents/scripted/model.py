@@ -15,7 +15,7 @@ per expected request, served in order:
   ``call_forced_<entry number>`` instead, so it never shifts those numbers;
 * ``{stage, content: {...}, invalid: true}`` is the same answer, deliberately not valid for
   its stage (the loader checks every other ``content`` against the stage's model, see
-  :mod:`pytest_diageval.agents.script_content`);
+  :mod:`pytest_diageval.agents.scripted.content`);
 * ``{stage, raw: "<text>"}`` answers with exactly that text as content (malformed output);
 * ``{stage, raw_arguments: "<text>"}`` (an extension) calls the function the request forces
   (or ``submit_evidence_contract`` when offered), with exactly that text as its ``arguments``
@@ -40,9 +40,9 @@ import httpx2
 import openai
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
 
-from pytest_diageval.agents.forced_call import answering_function
 from pytest_diageval.agents.llm import LLM, STAGE_HEADER, LLMConfig, Stage
-from pytest_diageval.agents.token_estimate import estimated_tokens, prompt_tokens
+from pytest_diageval.agents.scripted.forced_call import answering_function
+from pytest_diageval.agents.scripted.token_estimate import estimated_tokens, prompt_tokens
 from pytest_diageval.core.contract.schema import SUBMIT_CONTRACT_FUNCTION
 from pytest_diageval.core.evidence.store import stable_json
 

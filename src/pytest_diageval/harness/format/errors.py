@@ -20,7 +20,7 @@ import yaml
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
-from pytest_diageval.agents.script_content import nested_model
+from pytest_diageval.agents.scripted.content import nested_model
 from pytest_diageval.harness.format.scenario import EXPECT_KEYS, Scenario
 
 __all__ = [

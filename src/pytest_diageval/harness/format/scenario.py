@@ -17,7 +17,7 @@ from typing import Annotated, Any, Self
 
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from pytest_diageval.agents.scripted import ScriptEntry
+from pytest_diageval.agents.scripted.model import ScriptEntry
 from pytest_diageval.harness.format.expectations import (
     EXPECT_KEYS,
     ClaimsExpectation,

@@ -18,7 +18,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from pytest_diageval.agents.script_content import STAGE_CONTENT_MODELS
+from pytest_diageval.agents.scripted.content import STAGE_CONTENT_MODELS
 from pytest_diageval.harness.format.scenario import Scenario
 
 __all__ = [

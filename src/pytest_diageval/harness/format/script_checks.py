@@ -1,6 +1,6 @@
 """Load-time check of scripted answers: each ``content`` against the model of its stage.
 
-The models themselves live with the agents (:mod:`pytest_diageval.agents.script_content`);
+The models themselves live with the agents (:mod:`pytest_diageval.agents.scripted.content`);
 this module puts their findings at the YAML line and column of the field, the way every other
 scenario problem is reported (``file:line:col: llm.script[3].content.verdict: …``).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import yaml
 
-from pytest_diageval.agents.script_content import STAGE_CONTENT_MODELS, content_problems
+from pytest_diageval.agents.scripted.content import STAGE_CONTENT_MODELS, content_problems
 from pytest_diageval.harness.format import errors as _errors
 from pytest_diageval.harness.format.errors import ScenarioProblem
 from pytest_diageval.harness.format.scenario import Scenario

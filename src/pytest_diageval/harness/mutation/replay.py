@@ -33,10 +33,10 @@ import yaml
 
 from pytest_diageval.agents.chat_service import ChatService
 from pytest_diageval.agents.executor import ExecutorBudget
-from pytest_diageval.agents.forced_call import structured_answer_call
 from pytest_diageval.agents.llm import ROUND_HEADER, STAGE_HEADER
 from pytest_diageval.agents.results import ChatResult
-from pytest_diageval.agents.scripted import ScriptEntry, ScriptError, scripted_llm
+from pytest_diageval.agents.scripted.forced_call import structured_answer_call
+from pytest_diageval.agents.scripted.model import ScriptEntry, ScriptError, scripted_llm
 from pytest_diageval.core.contract.contracts import ExecutorContract, ToolTraceSummaryItem
 from pytest_diageval.core.evidence.recorder import extract_evidence_refs
 from pytest_diageval.core.evidence.tools import Toolbox
