@@ -1,65 +1,302 @@
-"""Each layer imports only the layers below it: core < agents < plugin (harness, plugin.py)."""
+"""The house's map, enforced: which part of the package may import which.
+
+A *unit* is a subpackage (``core.judge``, ``harness.cassettes``, ``agents`` …) or a module at
+the root of ``harness`` or of the package (``harness.runner``, ``plugin``). ``ALLOWED`` is the
+one table of imports between units; any other import of this package fails, and so does the
+table itself if it ever holds a cycle. Across units, only the modules a subpackage names in
+its ``__init__``'s ``__all__`` may be imported. Run ``pytest tests/test_layers.py`` to check;
+``python tests/test_layers.py`` prints the imports between units as they are.
+"""
 
 from __future__ import annotations
 
 import ast
+import graphlib
+import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "pytest_diageval"
 
-FORBIDDEN = {
-    "core": (
-        "pytest_diageval.agents",
-        "pytest_diageval.harness",
-        "pytest_diageval.plugin",
-        "pytest_diageval.cli",
-        "openai",
-        "instructor",
-        "httpx2",
-        "vcr",
-        "pytest",
-        "_pytest",
-    ),
-    "agents": (
-        "pytest_diageval.harness",
-        "pytest_diageval.plugin",
-        "pytest_diageval.cli",
-        "vcr",
-        "pytest",
-        "_pytest",
+CORE = frozenset({"core.contract", "core.evidence", "core.judge", "core.answer"})
+BELOW_HARNESS = CORE | {"agents", "agents.scripted"}
+
+ALLOWED: dict[str, frozenset[str]] = {
+    "core": frozenset(),  # the folders' own __init__: a docstring and nothing else
+    "harness": frozenset(),
+    "core.contract": frozenset(),
+    "core.evidence": frozenset({"core.contract"}),
+    "core.judge": frozenset({"core.contract", "core.evidence"}),
+    "core.answer": frozenset({"core.contract", "core.evidence", "core.judge"}),
+    "agents": CORE,
+    "agents.scripted": CORE | {"agents"},
+    "local": frozenset(),
+    "harness.settings": frozenset(),
+    "harness.lean_nodes": frozenset(),
+    "harness.xdist": frozenset({"harness.settings"}),
+    "harness.cassettes": BELOW_HARNESS | {"harness.settings"},
+    "harness.format": BELOW_HARNESS | {"harness.settings", "harness.cassettes"},
+    "harness.checks": BELOW_HARNESS | {"harness.format"},
+    "harness.runner": BELOW_HARNESS | {"harness.settings", "harness.cassettes", "harness.format"},
+    "harness.report": BELOW_HARNESS
+    | {"harness.cassettes", "harness.format", "harness.checks", "harness.runner"},
+    "harness.items": BELOW_HARNESS
+    | {
+        "harness.settings",
+        "harness.lean_nodes",
+        "harness.cassettes",
+        "harness.format",
+        "harness.checks",
+        "harness.runner",
+        "harness.report",
+    },
+    "harness.fixture": BELOW_HARNESS
+    | {"harness.settings", "harness.format", "harness.checks", "harness.runner"},
+    "harness.stale": frozenset({"harness.cassettes", "harness.items"}),
+    "harness.mutation": BELOW_HARNESS
+    | {
+        "harness.settings",
+        "harness.cassettes",
+        "harness.format",
+        "harness.checks",
+        "harness.runner",
+        "harness.report",
+        "harness.items",
+    },
+    "cli": BELOW_HARNESS | {"harness.format", "local"},
+    "plugin": frozenset(
+        {
+            "harness.settings",
+            "harness.xdist",
+            "harness.cassettes",
+            "harness.format",
+            "harness.report",
+            "harness.items",
+            "harness.fixture",
+            "harness.stale",
+            "harness.mutation",
+        }
     ),
 }
 
+# Third-party imports a unit must never make: the core runs with no model and no pytest, the
+# agents without pytest or vcrpy.
+_NO_MODEL_NO_PYTEST = ("openai", "instructor", "httpx2", "vcr", "pytest", "_pytest")
+FORBIDDEN_OUTSIDE: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(CORE, _NO_MODEL_NO_PYTEST),
+    "agents": ("vcr", "pytest", "_pytest"),
+    "agents.scripted": ("vcr", "pytest", "_pytest"),
+}
 
-def imported_modules(path: Path) -> set[str]:
+# The house's size rules: a module a newcomer can read, a folder a newcomer can scan.
+MAX_MODULE_LINES = 400
+MAX_MODULES_PER_SUBPACKAGE = 12
+
+
+def unit_of(module: str, package: Path = PACKAGE) -> str:
+    """A module's unit: its subpackage (``pytest_diageval.core.judge.verdict`` -> ``core.judge``),
+    except that a module at the root of the package or of ``harness`` is a unit of its own."""
+    parts = module.split(".")[1:]
+    if not parts:
+        return ""
+    folder = parts if (package.joinpath(*parts) / "__init__.py").is_file() else parts[:-1]
+    if folder in ([], ["harness"]):
+        return ".".join(parts)
+    return ".".join(folder)
+
+
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = path.relative_to(package.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, package: Path = PACKAGE) -> Iterator[str]:
+    """Every module ``path`` imports, by full name; ``from pkg import mod`` names ``pkg.mod``."""
     tree = ast.parse(path.read_text("utf-8"), filename=str(path))
-    names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
+            yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-    return names
+            for alias in node.names:
+                submodule = f"{node.module}.{alias.name}"
+                yield submodule if _is_module(submodule, package) else node.module
 
 
-def violations(layer: str) -> list[str]:
+def _is_module(name: str, package: Path) -> bool:
+    if not name.startswith(package.name + "."):
+        return False
+    path = package.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def public_modules(unit: str, package: Path = PACKAGE) -> frozenset[str] | None:
+    """The names in a subpackage's ``__all__``; ``None`` for a root module (all of it public)."""
+    init = package.joinpath(*unit.split("."), "__init__.py")
+    if not init.is_file():
+        return None
+    for node in ast.parse(init.read_text("utf-8")).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            value = node.value
+            assert value is not None, f"{init}: __all__ has no value"
+            return frozenset(ast.literal_eval(value))
+    raise AssertionError(f"{init.relative_to(package.parent)} names no __all__")
+
+
+def violations(
+    package: Path = PACKAGE, allowed: Mapping[str, frozenset[str]] = ALLOWED
+) -> list[str]:
     found = []
-    for path in sorted((PACKAGE / layer).rglob("*.py")):
-        for name in sorted(imported_modules(path)):
-            if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN[layer]):
-                found.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    for path in sorted(package.rglob("*.py")):
+        here = module_name(path, package)
+        unit = unit_of(here, package)
+        if not unit:
+            continue
+        where = path.relative_to(package)
+        if unit not in allowed:
+            found.append(f"{where}: unit {unit!r} is not in the table")
+            continue
+        for name in sorted(set(imports_of(path, package))):
+            bad = FORBIDDEN_OUTSIDE.get(unit, ())
+            if any(name == b or name.startswith(b + ".") for b in bad):
+                found.append(f"{where} imports {name}")
+            if not name.startswith(package.name + ".") or unit_of(name, package) == unit:
+                continue
+            target = unit_of(name, package)
+            if target not in allowed[unit]:
+                found.append(f"{where} imports {name}: {unit} may not import {target}")
+                continue
+            public = public_modules(target, package)
+            module = name.split(".")[len(target.split(".")) + 1 : len(target.split(".")) + 2]
+            if public is not None and module and module[0] not in public:
+                found.append(f"{where} imports {name}: {module[0]} is not in {target}.__all__")
     return found
 
 
-@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
-def test_layer_imports_only_layers_below(layer: str) -> None:
-    assert list((PACKAGE / layer).rglob("*.py")), f"no modules found under {layer}/"
-    assert violations(layer) == []
+def test_every_import_between_units_is_in_the_table() -> None:
+    assert list((PACKAGE / "core" / "judge").glob("*.py")), "no modules found under core/judge"
+    assert violations() == []
 
 
-def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:
-    module = tmp_path / "bad.py"
-    module.write_text("import openai\nfrom pytest_diageval.agents.llm import LLM\n")
-    assert imported_modules(module) == {"openai", "pytest_diageval.agents.llm"}
+def test_the_table_has_no_cycle() -> None:
+    graphlib.TopologicalSorter(ALLOWED).prepare()  # raises CycleError on a cycle
+
+
+def test_every_unit_in_the_table_exists() -> None:
+    for unit in ALLOWED:
+        path = PACKAGE.joinpath(*unit.split("."))
+        assert path.is_dir() or path.with_suffix(".py").is_file(), unit
+
+
+def test_every_subpackage_opens_with_what_it_holds() -> None:
+    for init in sorted(PACKAGE.rglob("__init__.py")):
+        if init.parent == PACKAGE:
+            continue
+        docstring = ast.get_docstring(ast.parse(init.read_text("utf-8")))
+        assert docstring, f"{init.relative_to(PACKAGE)} has no docstring"
+        assert "import" in docstring, f"{init.relative_to(PACKAGE)} does not say what it imports"
+        public_modules(module_name(init)[len("pytest_diageval.") :])  # has an __all__
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(PACKAGE.rglob("*.py")),
+    ids=lambda path: str(path.relative_to(PACKAGE)),
+)
+def test_module_is_short_enough_to_read(path: Path) -> None:
+    lines = len(path.read_text("utf-8").splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{path.name}: {lines} lines"
+
+
+def test_no_subpackage_is_a_hall() -> None:
+    for folder in sorted(p.parent for p in PACKAGE.rglob("__init__.py")):
+        modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+        assert len(modules) <= MAX_MODULES_PER_SUBPACKAGE, f"{folder.name}: {len(modules)}"
+
+
+# The check itself, fed modules that break each rule.
+
+
+def _package(tmp_path: Path, files: Mapping[str, str]) -> Path:
+    package = tmp_path / "pytest_diageval"
+    for name, text in files.items():
+        path = package / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return package
+
+
+_PUBLIC = '"""Doc; imports nothing."""\n__all__ = ["verdict"]\n'
+
+
+def test_the_check_sees_an_import_that_runs_back_up(tmp_path: Path) -> None:
+    package = _package(
+        tmp_path,
+        {
+            "core/__init__.py": "",
+            "core/judge/__init__.py": _PUBLIC,
+            "core/judge/verdict.py": "",
+            "core/contract/__init__.py": '__all__ = ["contracts"]\n',
+            "core/contract/contracts.py": "from pytest_diageval.core.judge import verdict\n",
+        },
+    )
+    assert violations(package) == [
+        "core/contract/contracts.py imports pytest_diageval.core.judge.verdict: "
+        "core.contract may not import core.judge"
+    ]
+
+
+def test_the_check_sees_a_private_module_imported(tmp_path: Path) -> None:
+    package = _package(
+        tmp_path,
+        {
+            "core/__init__.py": "",
+            "core/judge/__init__.py": _PUBLIC,
+            "core/judge/verdict.py": "",
+            "core/judge/excerpt_match.py": "",
+            "core/answer/__init__.py": '__all__ = ["composer"]\n',
+            "core/answer/composer.py": "from pytest_diageval.core.judge.excerpt_match import x\n",
+        },
+    )
+    assert violations(package) == [
+        "core/answer/composer.py imports pytest_diageval.core.judge.excerpt_match: "
+        "excerpt_match is not in core.judge.__all__"
+    ]
+
+
+def test_the_check_sees_a_forbidden_library_and_an_unknown_unit(tmp_path: Path) -> None:
+    package = _package(
+        tmp_path,
+        {
+            "core/__init__.py": "",
+            "core/judge/__init__.py": _PUBLIC,
+            "core/judge/verdict.py": "import openai\n",
+            "widgets.py": "",
+        },
+    )
+    assert violations(package) == [
+        "core/judge/verdict.py imports openai",
+        "widgets.py: unit 'widgets' is not in the table",
+    ]
+
+
+def test_the_table_check_sees_a_cycle() -> None:
+    with pytest.raises(graphlib.CycleError):
+        graphlib.TopologicalSorter(
+            {**ALLOWED, "core.contract": frozenset({"core.answer"})}
+        ).prepare()
+
+
+if __name__ == "__main__":
+    edges: dict[str, set[str]] = {}
+    for source in sorted(PACKAGE.rglob("*.py")):
+        unit = unit_of(module_name(source))
+        for imported in imports_of(source):
+            target = unit_of(imported) if imported.startswith("pytest_diageval.") else ""
+            if unit and target and target != unit:
+                edges.setdefault(unit, set()).add(target)
+    for unit in graphlib.TopologicalSorter(edges).static_order():
+        print(f"{unit:20} -> {', '.join(sorted(edges.get(unit, ()))) or '(nothing of ours)'}")
+    sys.exit(len(violations()))

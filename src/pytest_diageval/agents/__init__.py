@@ -1,18 +1,10 @@
 """The language-model stages and the session that drives them: Planner, Executor and
-Verifier (prompts as package files), the ``LLM`` client (openai + instructor), the scripted
-model that answers from a scenario file, token usage, and ``ChatService``, which runs one
-diagnosis from query to persisted verdict.
+Verifier (prompts as package files), the ``LLM`` client (openai + instructor) with its
+structured output and token usage, and ``ChatService``, which runs one diagnosis from query to
+persisted verdict. ``scripted/`` is the model that answers from a scenario file.
 
-May import the core, openai and instructor; never the harness, pytest or vcrpy.
+May import the core, openai and instructor; never the harness, pytest or vcrpy. Other
+subpackages import only the modules in ``__all__``.
 """
 
-__all__ = [
-    "chat_service",
-    "executor",
-    "forced_call",
-    "llm",
-    "results",
-    "script_content",
-    "scripted",
-    "usage",
-]
+__all__ = ["chat_service", "executor", "llm", "results", "usage"]
