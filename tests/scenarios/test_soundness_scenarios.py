@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_diageval.core.answer import composer, verified_claims
+from pytest_diageval.core.answer import composer, templates, verified_claims
 from support.scenario_runs import failed_keys, load_raw, run_file
 
 SOUNDNESS_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "soundness"
@@ -60,6 +60,15 @@ RULES: dict[str, tuple[list[tuple[str, int | None]], list[tuple[str, str, str | 
         [("claim-1", "indirect_support", "claim.runbook_binding")],
     ),
     "hidden-characters-stripped.yaml": ([], [("claim-1", "direct_evidence", None)]),
+    # The templates: the verifier's own verdict stands; what matters is what the answer quotes.
+    "low-confid-gap-names-the-claim.yaml": (
+        [],
+        [("claim-1", "direct_evidence", None), ("claim-2", "no_evidence", "claim.no_bindings")],
+    ),
+    "reject-template-quotes-nothing-unverified.yaml": (
+        [],
+        [("claim-1", "direct_evidence", None), ("claim-2", "no_evidence", "claim.no_bindings")],
+    ),
     "faithful-answer-published-verbatim.yaml": (
         [],
         [("claim-1", "direct_evidence", None), ("claim-2", "direct_evidence", None)],
@@ -103,3 +112,18 @@ def test_a_composer_that_keeps_hidden_characters_fails_the_hidden_character_scen
     outcome = run_file(SOUNDNESS_DIR / "hidden-characters-stripped.yaml", monkeypatch)
     assert "\u202e" in outcome.result.final_answer
     assert failed_keys(outcome) == {"answer_forbidden_keywords", "required_keywords"}
+
+
+def test_templates_that_quote_the_gap_fact_fail_both_template_scenarios(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The old gap line: the verifier's fact text, quoted.
+    monkeypatch.setattr(
+        templates, "_claim_gap", lambda claim: "已确认 order-service 的根因是内存泄漏"
+    )
+    for name in (
+        "low-confid-gap-names-the-claim.yaml",
+        "reject-template-quotes-nothing-unverified.yaml",
+    ):
+        outcome = run_file(SOUNDNESS_DIR / name, monkeypatch)
+        assert "answer_forbidden_keywords" in failed_keys(outcome), name

@@ -35,7 +35,6 @@ from pydantic import ValidationError
 from pytest_diageval.core.answer import composer
 from pytest_diageval.core.answer.templates import (
     COMPOSED_HEADING,
-    GAP_SUFFIX,
     INDIRECT_MARK,
     NO_DIRECT_ANSWER,
     left_out_line,
@@ -92,11 +91,10 @@ def unsound_pass_statements(case: Generated, outcome: Outcome) -> list[str]:
 
 
 def leaked_extras(answer: str) -> list[str]:
-    """Extra sentences and hidden characters that reached the answer. A gap line (a fact the
-    answer says no evidence supports) may quote a verifier fact; it is not a finding."""
-    shown = [line for line in answer.split("\n") if not line.endswith(GAP_SUFFIX)]
+    """Extra sentences and hidden characters that reached the answer, gap lines included
+    (they name claims, never quote them)."""
     markers = [m for found in (*EXTRAS.values(), *ACTIONS.values()) for m in found]
-    leaked = [m for m in markers if m in "\n".join(shown)]
+    leaked = [m for m in markers if m in answer]
     return leaked + [repr(ch) for ch in HIDDEN if ch in answer]
 
 

@@ -15,13 +15,13 @@ from pytest_diageval.core.answer.templates import (
     DEGRADED_HEADER,
     DISCLAIMER,
     EVIDENCE_GAPS_HEADING,
+    FACT_GAP,
     FALLBACK_NEXT_STEPS,
-    GAP_SUFFIX,
     NEXT_STEPS_HEADING,
+    NO_FINDINGS,
     RawLeakError,
     assert_no_raw_leak,
     find_raw_leak,
-    is_evidence_gathering,
 )
 from pytest_diageval.core.contract.contracts import (
     CheckedBinding,
@@ -229,10 +229,13 @@ def test_disclaimer_lists_supported_claims_and_verifier_gaps_only() -> None:
     assert answer == (
         f"{DISCLAIMER}\n\n"
         f"已确认的发现：\n1. {ALERT}\n2. {templates.INDIRECT_MARK}{HEAP}\n\n"
-        f"{EVIDENCE_GAPS_HEADING}\n- {HIKARI_FACT}（未找到支持该结论的工具证据）"
+        f"{EVIDENCE_GAPS_HEADING}\n- claim-3（root_cause）缺少工具证据"
     )
-    # The runbook fact is supported, but runbook guidance is never a confirmed finding.
-    for unsupported in (HIKARI_CLAIM, LEAK_CLAIM, "内存泄漏", USER_FACING, "缺少堆 dump", RUNBOOK):
+    # The runbook fact is supported, but runbook guidance is never a confirmed finding; the
+    # gap names the unsupported claim, never its text or the verifier's wording of it.
+    for unsupported in (
+        HIKARI_CLAIM, HIKARI_FACT, LEAK_CLAIM, "内存泄漏", USER_FACING, "缺少堆 dump", RUNBOOK
+    ):  # fmt: skip
         assert unsupported not in answer
 
 
@@ -254,22 +257,24 @@ def test_disclaimer_after_a_verifier_fallback_confirms_nothing() -> None:
     answer = _render("disclaimer", fallback_decision("no verifier output", GATE_PASS))
     assert answer == (
         f"{DISCLAIMER}\n\n（核验步骤未能完成，本次回答中的任何结论都未经核验。）\n\n"
-        "已确认的发现：\n（暂无经核验确认的发现。）"
+        "（暂无经核验确认的发现。）"
     )
+    assert "已确认" not in answer  # the heading stands only above verified claims
 
 
 # --------------------------------------------------------------------------- degraded
 
 
-def test_degraded_shows_direct_facts_gaps_and_evidence_gathering_steps_only() -> None:
+def test_degraded_shows_direct_facts_gaps_by_claim_id_and_the_fixed_steps_only() -> None:
     answer = _render("degraded", REJECT_DECISION)
     assert answer == (
         f"{DEGRADED_HEADER}\n\n"
         f"已确认的事实：\n- {ALERT}\n\n"
-        f"{EVIDENCE_GAPS_HEADING}\n- {LEAK_FACT}（未找到支持该结论的工具证据）\n\n"
-        f"{NEXT_STEPS_HEADING}\n- {GATHER}"
+        f"{EVIDENCE_GAPS_HEADING}\n- claim-4（root_cause）缺少工具证据\n\n"
+        f"{NEXT_STEPS_HEADING}\n" + "\n".join(f"- {step}" for step in FALLBACK_NEXT_STEPS)
     )
-    for hidden in (HEAP, HIKARI_FACT, HIKARI_CLAIM, FIX, USER_FACING):
+    # Even the executor's evidence-gathering action is its word: only the fixed list shows.
+    for hidden in (HEAP, HIKARI_FACT, HIKARI_CLAIM, LEAK_FACT, LEAK_CLAIM, FIX, GATHER):
         assert hidden not in answer
 
 
@@ -281,20 +286,18 @@ def test_degraded_after_a_gatekeeper_reject_shows_no_fact_and_fixed_steps() -> N
     assert answer.endswith("\n".join(f"- {step}" for step in FALLBACK_NEXT_STEPS))
 
 
-def test_degraded_without_gathering_actions_falls_back_to_fixed_steps() -> None:
-    only_fix = CONTRACT.model_copy(
-        update={"recommended_actions": [CONTRACT.recommended_actions[1]]}
-    )
-    answer = _render("degraded", REJECT_DECISION, contract=only_fix)
-    assert FIX not in answer
-    assert FALLBACK_NEXT_STEPS[0] in answer
+def test_degraded_with_no_supported_fact_has_no_confirmed_heading() -> None:
+    nothing = _decision("REJECT", 0.0, [_fact(LEAK_FACT, "contradicted", "claim-4")])
+    answer = _render("degraded", nothing)
+    assert f"{DEGRADED_HEADER}\n\n{NO_FINDINGS}\n\n" in answer
+    assert "已确认" not in answer
 
 
 # --------------------------------------------------------------------------- derived facts
 
 # What the probe saw: an executor root cause the verifier never checked.
 PROBE_CLAIM = "根因已确认: order-service HikariCP 连接池耗尽 active=50/50, 立即重启"
-UNCHECKED_GAP = "- 声明 claim-3 未经核验（未找到支持该结论的工具证据）"
+UNCHECKED_GAP = "- claim-3（root_cause）缺少工具证据"
 GATE_PARSE_FAILED = GatekeeperResult(
     status="fail", severity="low_confid", failed_rules=["executor.parse_failed"]
 )
@@ -389,7 +392,7 @@ def test_degraded_after_a_gatekeeper_reject_names_an_unchecked_claim_without_quo
 def test_an_unchecked_claim_whose_id_is_prose_is_not_named_either() -> None:
     contract = _probe_contract(claim_id="根因 HikariCP 连接池耗尽")
     answer = _render("disclaimer", _derive(CHECKED_1_2, GATE_PASS, contract), contract=contract)
-    assert answer.endswith(f"{EVIDENCE_GAPS_HEADING}\n- 执行器的一条声明未经核验{GAP_SUFFIX}")
+    assert answer.endswith(f"{EVIDENCE_GAPS_HEADING}\n- 执行器的一条声明（root_cause）缺少工具证据")
     assert "HikariCP" not in answer
 
 
@@ -404,7 +407,7 @@ def test_without_a_contract_no_fact_is_ever_confirmed() -> None:
     answer = _render("disclaimer", decision, contract=None)
     # Without a parsed contract no claim was checked by code: the verifier's facts are its
     # word alone, so none is listed, the incident ones no more than the runbook one.
-    assert answer == f"{DISCLAIMER}\n\n已确认的发现：\n（暂无经核验确认的发现。）"
+    assert answer == f"{DISCLAIMER}\n\n{NO_FINDINGS}"
 
 
 def test_a_placeholder_fact_copied_from_the_prompt_is_never_shown() -> None:
@@ -418,7 +421,8 @@ def test_a_placeholder_fact_copied_from_the_prompt_is_never_shown() -> None:
     decision = _derive(facts, GATE_PARSE_FAILED, None)
     assert decision.incident_evidence_facts == [0, 1, 2, 3]
     answer = _render("disclaimer", decision, contract=None)
-    assert answer == f"{DISCLAIMER}\n\n已确认的发现：\n（暂无经核验确认的发现。）"
+    # The no_evidence placeholder is a fact outside any claim: named generically, not quoted.
+    assert answer == f"{DISCLAIMER}\n\n{NO_FINDINGS}\n\n{EVIDENCE_GAPS_HEADING}\n- {FACT_GAP}"
 
 
 # --------------------------------------------------------------------------- guards
@@ -445,7 +449,7 @@ def test_model_text_that_looks_raw_never_reaches_an_answer() -> None:
     answer = _render("disclaimer", leaky)
     assert find_raw_leak(answer) is None
     assert "alerts" not in answer
-    assert EVIDENCE_GAPS_HEADING not in answer
+    assert answer.endswith(f"{EVIDENCE_GAPS_HEADING}\n- {FACT_GAP}")
 
 
 @pytest.mark.parametrize(
@@ -478,20 +482,3 @@ def test_assert_no_raw_leak_raises_with_the_reason() -> None:
     assert_no_raw_leak(USER_FACING)
     with pytest.raises(RawLeakError, match="a whole JSON value"):
         assert_no_raw_leak(RAW_FINAL_ANSWER)
-
-
-@pytest.mark.parametrize(
-    ("action", "gathers"),
-    [
-        (GATHER, True),
-        ("查询 user-service 在 11:00-11:20 的慢请求日志", True),
-        ("Check HikariCP pool metrics for order-service", True),
-        (FIX, False),
-        ("确认后回滚 payment-service 的最近一次发布", False),
-        ("扩容 user-service 实例", False),
-        ("关注后续情况", False),  # names no way to gather evidence
-        *[(step, True) for step in FALLBACK_NEXT_STEPS],
-    ],
-)
-def test_is_evidence_gathering_table(action: str, gathers: bool) -> None:
-    assert is_evidence_gathering(action) is gathers

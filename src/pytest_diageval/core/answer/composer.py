@@ -52,7 +52,6 @@ from pytest_diageval.core.answer.verified_claims import (
     select_claims,
 )
 from pytest_diageval.core.contract.contracts import ExecutorContract, GatekeeperResult
-from pytest_diageval.core.judge.fact_support import CLAIM_UNCHECKED_RULE
 from pytest_diageval.core.judge.verdict import VerdictDecision
 
 __all__ = ["INDIRECT_WORDING", "ComposerOutput", "Composition", "compose_answer"]
@@ -95,13 +94,11 @@ def compose_answer(
     if route.action == "direct":
         composition = _direct(selection, executor_answer)
     elif route.action in ("disclaimer", "degraded"):
-        findings = [_finding(u) for u in selection.used]
-        unquotable = _unquotable(decision, gatekeeper)
         if route.action == "disclaimer":
-            answer = disclaimer_answer(decision, findings, unquotable)
+            answer = disclaimer_answer(decision, contract, [_finding(u) for u in selection.used])
         else:
             direct = [_finding(u) for u in selection.used if u.label == "direct_evidence"]
-            answer = degraded_answer(decision, contract, gatekeeper, direct, unquotable)
+            answer = degraded_answer(decision, contract, gatekeeper, direct)
         composition = _composition(answer, "template", route.action, selection, 0)
     else:  # check_route_matches_verdict refused "retry" already
         raise ValueError(f"compose_answer: unknown route {route.action!r}")
@@ -122,18 +119,6 @@ def _direct(selection: ClaimSelection, executor_answer: str) -> Composition:
     if left_out:
         parts.append(left_out)
     return _composition("\n\n".join(parts), "composed", "direct", selection, len(unbacked))
-
-
-def _unquotable(decision: VerdictDecision, gatekeeper: GatekeeperResult) -> set[str]:
-    """Claims whose text no gap line may quote: never checked by the verifier, or citing
-    evidence that failed the gatekeeper (executor text nobody verified, or a forgery)."""
-    unchecked = {
-        decision.facts[o.fact_index].claim_id
-        for o in decision.overrides
-        if o.rule == CLAIM_UNCHECKED_RULE and o.fact_index is not None
-    }
-    failed = {b.claim_id for b in gatekeeper.checked_bindings if b.status == "fail"}
-    return {claim_id for claim_id in unchecked | failed if claim_id is not None}
 
 
 def _allowed(statement: str, used: list[UsedClaim]) -> bool:

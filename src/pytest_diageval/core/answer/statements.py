@@ -24,7 +24,7 @@ sentence. Hence the rules are strict and simple:
 * **Hedges** say what is *not* known (:data:`HEDGE_MARKERS`: 尚不能确认, 无法确认, 需要 …): such a
   statement is allowed without a claim, unless it also confirms something
   (:data:`CONFIRMATION_MARKERS`, once the hedge phrase is removed) or proposes a fix
-  (``core.templates.is_evidence_gathering``'s fix markers).
+  (:data:`FIX_MARKERS`).
 """
 
 from __future__ import annotations

@@ -4,17 +4,20 @@ The composer (:mod:`.composer`) decides *what* an answer may say (the used claim
 :mod:`.verified_claims`); this module lays it out and screens it:
 
 * disclaimer (LOW_CONFID): :data:`DISCLAIMER`, then the confirmed findings (the used claims,
-  indirect ones marked, and facts outside the claims that restate the executor's answer and
-  cite incident evidence), then the evidence gaps — only the critical ``no_evidence`` facts.
+  indirect ones marked), then the evidence gaps — the critical ``no_evidence`` facts.
 * degraded (REJECT): :data:`DEGRADED_HEADER`, the directly supported used claims (none when the
-  gatekeeper graded reject), the evidence gaps and next-step suggestions that gather evidence
-  (see :func:`is_evidence_gathering`).
+  gatekeeper graded reject), the evidence gaps and the fixed next steps
+  (:data:`FALLBACK_NEXT_STEPS`).
 * composed (PASS whose answer cannot be published verbatim): :data:`COMPOSED_HEADING`, the used
   claims, and :func:`left_out_line`.
 
-A gap about a claim the answer does not use (a claim the verifier never checked, or whose
-bindings failed) carries executor text nobody verified: it is named by its claim id
-(:data:`UNCHECKED_CLAIM_GAP`), never quoted.
+Nothing unverified is quoted (000: REJECT output "SHALL NOT include unverified raw answer
+content"). A gap is about a claim that failed: its text is the executor's word, and a fact's
+text is the verifier's, so a gap names the claim by id and type
+(:data:`CLAIM_GAP`, "claim-2（root_cause）缺少工具证据"), or says that a fact outside the claims
+lacks evidence (:data:`FACT_GAP`). Next steps come from the fixed list only: an executor's
+"action" may carry a fix or a conclusion ("根因已确认"). "已确认" headings stand only above
+verified claims; with none, the answer says so without the heading.
 
 Every piece of model text that enters an answer is screened by :func:`find_raw_leak` and
 dropped if it looks like raw JSON, a code fence or a machine field, or if it says nothing (a
@@ -30,17 +33,19 @@ import re
 from collections.abc import Iterable, Sequence
 
 from pytest_diageval.core.answer.routing import RouteDecision
-from pytest_diageval.core.answer.statements import FIX_MARKERS, strip_control
-from pytest_diageval.core.contract.contracts import ExecutorContract, GatekeeperResult
+from pytest_diageval.core.answer.statements import strip_control
+from pytest_diageval.core.contract.contracts import Claim, ExecutorContract, GatekeeperResult
 from pytest_diageval.core.judge.verdict import VerdictDecision
 
 __all__ = [
+    "CLAIM_GAP",
     "COMPOSED_HEADING",
     "CONFIRMED_FACTS_HEADING",
     "CONFIRMED_FINDINGS_HEADING",
     "DEGRADED_HEADER",
     "DISCLAIMER",
     "EVIDENCE_GAPS_HEADING",
+    "FACT_GAP",
     "FALLBACK_NEXT_STEPS",
     "INDIRECT_MARK",
     "NEXT_STEPS_HEADING",
@@ -51,7 +56,6 @@ __all__ = [
     "degraded_answer",
     "disclaimer_answer",
     "find_raw_leak",
-    "is_evidence_gathering",
     "is_presentable",
     "left_out_line",
     "numbered",
@@ -76,25 +80,17 @@ NO_FACTS_AFTER_GATEKEEPER_REJECT = "（执行器引用的证据未能通过核�
 NO_GAPS = "（核验未列出具体的证据缺口。）"
 VERIFIER_FALLBACK_NOTICE = "（核验步骤未能完成，本次回答中的任何结论都未经核验。）"
 NO_DIRECT_ANSWER = "（执行器未给出可展示的回答。）"
-GAP_SUFFIX = "（未找到支持该结论的工具证据）"
-UNCHECKED_CLAIM_GAP = "声明 {claim_id} 未经核验"
-UNCHECKED_CLAIM_GAP_NO_ID = "执行器的一条声明未经核验"
+CLAIM_GAP = "{claim_id}（{claim_type}）缺少工具证据"
+CLAIM_GAP_NO_ID = "执行器的一条声明（{claim_type}）缺少工具证据"
+FACT_GAP = "核验列出的一条声明之外的事实缺少工具证据"
 FALLBACK_NEXT_STEPS: tuple[str, ...] = (
     "重新查询相关服务当前的告警与监控指标，确认告警状态与数值。",
     "检索相关服务在告警时间窗口内的错误与警告日志。",
     "查阅知识库中对应告警的排查手册，确认还需要收集哪些证据。",
 )
-MAX_NEXT_STEPS = 5
 
 _EXPECTED_VERDICT = {"direct": "PASS", "disclaimer": "LOW_CONFID", "degraded": "REJECT"}
 
-# Evidence-gathering means: it names a way to look (a gathering marker) and changes nothing
-# (no fix marker). Both lists are deliberately small; an action that fails either is dropped.
-_GATHERING_MARKERS = (
-    "查看", "检查", "查询", "确认", "收集", "采集", "获取", "核对", "排查", "观察",
-    "对比", "检索", "抓取", "导出", "分析", "dump", "query", "check", "inspect", "collect",
-)  # fmt: skip
-_FIX_MARKERS = FIX_MARKERS
 
 _MACHINE_FIELDS = (
     "answer_version", "claim_id", "claim_text", "claim_type", "diagnosis_summary",
@@ -145,24 +141,16 @@ def assert_no_raw_leak(answer: str) -> None:
         raise RawLeakError(f"final answer would leak raw output to the user: {leak}")
 
 
-def is_evidence_gathering(action_text: str) -> bool:
-    """True for an action that gathers evidence and proposes no fix."""
-    lowered = action_text.lower()
-    gathers = any(marker in lowered for marker in _GATHERING_MARKERS)
-    fixes = any(marker in lowered for marker in _FIX_MARKERS)
-    return gathers and not fixes
-
-
 def disclaimer_answer(
-    decision: VerdictDecision, findings: Sequence[str], unquotable: set[str]
+    decision: VerdictDecision, contract: ExecutorContract | None, findings: Sequence[str]
 ) -> str:
     """LOW_CONFID: the disclaimer, the findings the composer allows, the evidence gaps."""
     parts = [DISCLAIMER]
     if any(o.rule == "verifier.fallback" for o in decision.overrides):
         parts.append(VERIFIER_FALLBACK_NOTICE)
-    kept = numbered(_presentable(findings)) or [NO_FINDINGS]
-    parts.append(section(CONFIRMED_FINDINGS_HEADING, kept))
-    gaps = _gap_lines(decision, unquotable)
+    kept = numbered(_presentable(findings))
+    parts.append(section(CONFIRMED_FINDINGS_HEADING, kept) if kept else NO_FINDINGS)
+    gaps = _gap_lines(decision, contract)
     if gaps:
         parts.append(section(EVIDENCE_GAPS_HEADING, gaps))
     return "\n\n".join(parts)
@@ -173,19 +161,21 @@ def degraded_answer(
     contract: ExecutorContract | None,
     gatekeeper: GatekeeperResult,
     direct_findings: Sequence[str],
-    unquotable: set[str],
 ) -> str:
-    """REJECT: the header, directly supported findings, gaps and evidence-gathering steps."""
-    if gatekeeper.severity == "reject":
-        fact_lines = [NO_FACTS_AFTER_GATEKEEPER_REJECT]
+    """REJECT: the header, directly supported findings, gaps and the fixed next steps."""
+    facts = [] if gatekeeper.severity == "reject" else _bulleted(_presentable(direct_findings))
+    if facts:
+        confirmed = section(CONFIRMED_FACTS_HEADING, facts)
     else:
-        fact_lines = _bulleted(_presentable(direct_findings)) or [NO_FINDINGS]
+        confirmed = (
+            NO_FACTS_AFTER_GATEKEEPER_REJECT if gatekeeper.severity == "reject" else NO_FINDINGS
+        )
     return "\n\n".join(
         [
             DEGRADED_HEADER,
-            section(CONFIRMED_FACTS_HEADING, fact_lines),
-            section(EVIDENCE_GAPS_HEADING, _gap_lines(decision, unquotable) or [NO_GAPS]),
-            section(NEXT_STEPS_HEADING, _bulleted(_next_steps(contract, gatekeeper))),
+            confirmed,
+            section(EVIDENCE_GAPS_HEADING, _gap_lines(decision, contract) or [NO_GAPS]),
+            section(NEXT_STEPS_HEADING, _bulleted(FALLBACK_NEXT_STEPS)),
         ]
     )
 
@@ -204,39 +194,24 @@ def left_out_line(statements: int, dropped_claim_ids: Sequence[str]) -> str:
 # --------------------------------------------------------------------------- content
 
 
-def _gap_lines(decision: VerdictDecision, unquotable: set[str]) -> list[str]:
-    """Critical no_evidence facts; one about a claim in ``unquotable`` is named, not quoted."""
+def _gap_lines(decision: VerdictDecision, contract: ExecutorContract | None) -> list[str]:
+    """One line per claim with a critical no_evidence fact, named by id and type, never
+    quoted; one line for facts outside the claims."""
+    claims = {c.claim_id: c for c in contract.claims} if contract is not None else {}
     gaps = [
-        _unchecked_claim_gap(fact.claim_id)
-        if fact.claim_id is not None and fact.claim_id in unquotable
-        else fact.fact
+        _claim_gap(claims.get(fact.claim_id or ""))
         for fact in decision.facts
         if fact.is_critical and fact.verification == "no_evidence"
     ]
-    return [f"- {gap}{GAP_SUFFIX}" for gap in _presentable(gaps)]
+    return [f"- {gap}" for gap in dict.fromkeys(gaps)]
 
 
-def _unchecked_claim_gap(claim_id: str | None) -> str:
-    # The fact's text is the executor's unverified claim: name the claim, never quote it.
-    if claim_id is not None and _SAFE_CLAIM_ID_RE.fullmatch(claim_id):
-        return UNCHECKED_CLAIM_GAP.format(claim_id=claim_id)
-    return UNCHECKED_CLAIM_GAP_NO_ID
-
-
-def _next_steps(contract: ExecutorContract | None, gatekeeper: GatekeeperResult) -> list[str]:
-    # Forged citations taint the executor's actions as well: fixed suggestions only.
-    if contract is None or gatekeeper.severity == "reject":
-        return list(FALLBACK_NEXT_STEPS)
-    failed = {
-        b.action_id for b in gatekeeper.checked_bindings if b.status == "fail" and b.action_id
-    }
-    texts = [
-        action.action_text
-        for action in contract.recommended_actions
-        if action.action_id not in failed and is_evidence_gathering(action.action_text)
-    ]
-    kept = _presentable(texts)[:MAX_NEXT_STEPS]
-    return kept or list(FALLBACK_NEXT_STEPS)
+def _claim_gap(claim: Claim | None) -> str:
+    if claim is None:
+        return FACT_GAP
+    if _SAFE_CLAIM_ID_RE.fullmatch(claim.claim_id):
+        return CLAIM_GAP.format(claim_id=claim.claim_id, claim_type=claim.claim_type)
+    return CLAIM_GAP_NO_ID.format(claim_type=claim.claim_type)
 
 
 def _presentable(texts: Iterable[str | None]) -> list[str]:
