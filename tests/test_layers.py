@@ -231,55 +231,42 @@ def _package(tmp_path: Path, files: Mapping[str, str]) -> Path:
 _PUBLIC = '"""Doc; imports nothing."""\n__all__ = ["verdict"]\n'
 
 
-def test_the_check_sees_an_import_that_runs_back_up(tmp_path: Path) -> None:
-    package = _package(
-        tmp_path,
+# Each case: the files of a small package (besides core/__init__.py and a public core.judge
+# with verdict.py) and the violations the check must report.
+_BROKEN_PACKAGES = {
+    "an import that runs back up": (
         {
-            "core/__init__.py": "",
-            "core/judge/__init__.py": _PUBLIC,
-            "core/judge/verdict.py": "",
             "core/contract/__init__.py": '__all__ = ["contracts"]\n',
             "core/contract/contracts.py": "from pytest_diageval.core.judge import verdict\n",
         },
-    )
-    assert violations(package) == [
-        "core/contract/contracts.py imports pytest_diageval.core.judge.verdict: "
-        "core.contract may not import core.judge"
-    ]
-
-
-def test_the_check_sees_a_private_module_imported(tmp_path: Path) -> None:
-    package = _package(
-        tmp_path,
+        [
+            "core/contract/contracts.py imports pytest_diageval.core.judge.verdict: "
+            "core.contract may not import core.judge"
+        ],
+    ),
+    "a private module imported": (
         {
-            "core/__init__.py": "",
-            "core/judge/__init__.py": _PUBLIC,
-            "core/judge/verdict.py": "",
             "core/judge/excerpt_match.py": "",
             "core/answer/__init__.py": '__all__ = ["composer"]\n',
             "core/answer/composer.py": "from pytest_diageval.core.judge.excerpt_match import x\n",
         },
-    )
-    assert violations(package) == [
-        "core/answer/composer.py imports pytest_diageval.core.judge.excerpt_match: "
-        "excerpt_match is not in core.judge.__all__"
-    ]
+        [
+            "core/answer/composer.py imports pytest_diageval.core.judge.excerpt_match: "
+            "excerpt_match is not in core.judge.__all__"
+        ],
+    ),
+    "a forbidden library and an unknown unit": (
+        {"core/judge/verdict.py": "import openai\n", "widgets.py": ""},
+        ["core/judge/verdict.py imports openai", "widgets.py: unit 'widgets' is not in the table"],
+    ),
+}
 
 
-def test_the_check_sees_a_forbidden_library_and_an_unknown_unit(tmp_path: Path) -> None:
-    package = _package(
-        tmp_path,
-        {
-            "core/__init__.py": "",
-            "core/judge/__init__.py": _PUBLIC,
-            "core/judge/verdict.py": "import openai\n",
-            "widgets.py": "",
-        },
-    )
-    assert violations(package) == [
-        "core/judge/verdict.py imports openai",
-        "widgets.py: unit 'widgets' is not in the table",
-    ]
+@pytest.mark.parametrize("case", sorted(_BROKEN_PACKAGES))
+def test_the_check_sees(case: str, tmp_path: Path) -> None:
+    files, expected = _BROKEN_PACKAGES[case]
+    base = {"core/__init__.py": "", "core/judge/__init__.py": _PUBLIC, "core/judge/verdict.py": ""}
+    assert violations(_package(tmp_path, {**base, **files})) == expected
 
 
 def test_the_table_check_sees_a_cycle() -> None:

@@ -205,8 +205,9 @@ HIKARI, NEGATIVE = "04-hikaricp-positive", "05-hikaricp-negative"
 REJECT, NARROW = "06-gatekeeper-reject", "07-narrow-forbidden-claim"
 DEGRADED = _keys("verdict", "groundedness", "answer", "gatekeeper", "required_keywords")
 FORBIDDEN = _keys("forbidden_keywords")
-# Retried to LOW_CONFID: the disclaimer lacks 未检索到 and its heading "已确认的发现" is forbidden.
-RETRIED = DEGRADED - {"gatekeeper"} | {"rounds", "claims", "tool_calls", "forbidden_keywords"}
+# Retried to LOW_CONFID: the disclaimer lacks 未检索到. It confirms nothing (no "已确认" heading
+# without a verified claim) and names the unsupported claim by id, so no forbidden word shows.
+RETRIED = DEGRADED - {"gatekeeper"} | {"rounds", "claims", "tool_calls"}
 MUTATIONS = [
     Mutation(CPU, forge_cpu_excerpt, DEGRADED),
     Mutation(CPU, mention_memory_alert_in_cpu_claim, FORBIDDEN),
@@ -294,7 +295,7 @@ def test_mutated_files_fail_under_pytest(pytester: pytest.Pytester) -> None:
     passed, _, failed = recorder.listoutcomes()
     failed_ids = {report.nodeid for report in failed}
     assert len(passed) + len(failed) == 69  # every item of the seven files ran
-    assert len(expected) == 30  # 5 + 5 + 5 + 6 + 8 + 1 + 0 named expectations
+    assert len(expected) == 29  # 5 + 5 + 5 + 6 + 7 + 1 + 0 named expectations
     assert failed_ids == expected
 
 

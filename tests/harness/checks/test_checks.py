@@ -230,12 +230,12 @@ def test_forbidden_keywords_scan_the_final_answer_without_claims(unparsed: ChatR
 
 
 def test_required_keywords(negative: ChatResult) -> None:
-    gap_text = "inventory-service 存在 HikariCP 连接池耗尽"
+    gap_text = "c1（negative_observation）缺少工具证据"
     assert gap_text in negative.final_answer
     assert check_required_keywords([gap_text.upper()], negative).passed
-    wrong = check_required_keywords(["已确认根因", "hikaricp"], negative)
+    wrong = check_required_keywords(["已确认根因", "证据缺口"], negative)
     assert (wrong.passed, wrong.actual) == (False, "missing 已确认根因")
-    assert wrong.details[0].startswith("'hikaricp' found: ")
+    assert wrong.details[0].startswith("'证据缺口' found: ")
     assert wrong.details[-1].startswith("final answer: 【低置信度提示】")
 
 
