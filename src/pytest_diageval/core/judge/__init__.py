@@ -1,4 +1,5 @@
 """What the code decides about a contract: excerpt matching, evidence that gives orders, the
+facts a sentence asserts (``key_facts``, with its vocabulary ``fact_vocabulary.yaml``), the
 gatekeeper's citation rules, each fact's support ceiling, the score and the verdict, the
 rule evaluation kept over the model's own verdict, and the verifier's view of the trace.
 
@@ -11,6 +12,7 @@ __all__ = [
     "excerpt_tokens",
     "fact_support",
     "gatekeeper",
+    "key_facts",
     "rule_evaluation",
     "verdict",
     "verifier_view",

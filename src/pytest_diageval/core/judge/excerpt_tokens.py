@@ -36,6 +36,7 @@ __all__ = [
     "excerpt_units",
     "metadata_positions",
     "normalise",
+    "number_key",
     "tokenise",
     "units",
 ]
@@ -145,7 +146,7 @@ def _content_bounds(folded: str) -> tuple[int, int, bool, bool]:
     return begin, end, cut_start, cut_end
 
 
-def _number_key(digits: str) -> str:
+def number_key(digits: str) -> str:
     """``091.50`` -> ``91.5``: the value, so 91 and 91.0 compare equal."""
     whole, _, fraction = digits.partition(".")
     whole = whole.lstrip("0") or "0"
@@ -168,7 +169,7 @@ def tokenise(text: str) -> Tokenised:
     for found in _TOKEN_RE.finditer(folded, begin, end):
         kind = _KINDS[found.lastgroup or ""]
         surface = found.group()
-        key = _number_key(surface) if kind == "num" else surface
+        key = number_key(surface) if kind == "num" else surface
         first, last = offsets[found.start()], offsets[found.end() - 1] + 1
         tokens.append(Token(key, surface, kind, len(tokens), first, last))
     cut_first = bool(tokens) and cut_start and _starts_at(folded, offsets, tokens[0], begin)

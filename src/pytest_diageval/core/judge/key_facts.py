@@ -1,0 +1,397 @@
+"""The facts a sentence asserts, so that "this claim backs that sentence" compares facts.
+
+Comparing words (``core.answer.statements``) lets through a sentence that permutes the claim's
+numbers, swaps its subject, drops its modal or adds a cause or a fix: every word is still
+there. :func:`extract` reads a sentence (deterministically, no model) into :class:`Facts`;
+:func:`contained` names the first fact of a sentence that its backing lacks.
+
+* **Text** (:func:`normalise`): NFKC, ASCII digits, no combining marks, no control or format
+  characters, no markdown markup, casefolded. Markup is *stripped, not obeyed*: ``~~不~~`` and
+  ``不\u0336`` keep their 不, so a negation cannot be hidden from the extractor.
+* **Numbers**: a quantity with its unit is one fact (``91%``, ``15m``, ``3.8gb/4gb``), compared
+  by value (``91.0%`` = ``91%``); counters drop (``15 次`` = ``15``); an ASCII ``label=`` binds
+  (``active=50/50``). Timestamps, ids, names and paths are read first and masked.
+* **Entities** (casefolded): ``*-service`` names (a pod name adds its service), hyphenated ids
+  with a digit (order-123, HikariPool-1, ORA-01555), mixed-case names (HighMemoryUsage,
+  HikariCP), identifiers with a digit or an underscore (p99, t_order), URLs and paths,
+  ``http 503``, dotted numbers (versions, addresses), and ``known_entities`` aliases.
+* **Timestamps**: ``YYYY-MM-DDTHH:MM[:SS]`` (zone and fraction dropped), dates, times of day.
+* **Markers** come from ``fact_vocabulary.yaml`` (its header says what each section means).
+  Polarity is negative when any negation marker is present: a sentence-level flag compared for
+  equality, so reading 不可用 / 无法 as negations shows a flip to 可用. Modality is possible,
+  else recommended, else observed.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from itertools import accumulate
+from types import MappingProxyType
+from typing import Final, Literal
+
+import yaml
+
+from pytest_diageval.core.judge.excerpt_tokens import NEGATION_WORDS, number_key
+
+__all__ = [
+    "MODALITY_STRENGTH",
+    "VOCABULARY_FILE",
+    "Facts",
+    "Modality",
+    "Polarity",
+    "contained",
+    "extract",
+    "normalise",
+    "split_sentences",
+    "stronger",
+]
+
+Polarity = Literal["positive", "negative"]
+Modality = Literal["observed", "possible", "recommended"]
+MODALITY_STRENGTH: Final[Mapping[Modality, int]] = MappingProxyType(
+    {"possible": 0, "recommended": 0, "observed": 1}
+)
+"""How strongly a sentence asserts: a weaker claim cannot back a stronger sentence."""
+VOCABULARY_FILE: Final = "fact_vocabulary.yaml"
+"""The vocabulary, next to this module (read once)."""
+
+_HEDGED: tuple[Modality, ...] = ("possible", "recommended")  # in priority order
+_MARKER_SECTIONS = ("negation", "possible", "recommended", "confirmation", "causal")
+_DROPPED = frozenset({"Mn", "Me", "Cc", "Cf", "Co", "Cs"})  # marks, controls, formats
+_MARKS = frozenset({"Mn", "Me"})
+_TRANSLATE = str.maketrans({"\u066b": ".", "\u066c": ",", "\u2018": "'", "\u2019": "'"})
+_MARKUP_RE = re.compile(r"~~|\*\*|__|`")
+_LINE_MARKUP_RE = re.compile(r"^[ \t]*(?:(?:[#>]|(?:[-*+]|\d{1,2}[.)])(?=[ \t]))[ \t]*)+", re.M)
+_MAX_PASSES = 8
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_SENTENCE_RE = re.compile(
+    r"^[ \t]*\d{1,2}[.)](?=[ \t])"  # a list marker's point ends nothing
+    rf"|(?P<cut>[。！？；｡\n\r\u2028\u2029]|[.!?;．](?=\s|$|[{_CJK}]))",
+    re.M,
+)
+
+_NUM = r"\d+(?:,\d{3}(?!\d))*(?:\.\d+)?"
+_TIMESTAMP_RES = (
+    re.compile(
+        r"(?<!\d)(?P<y>\d{4})[-/](?P<mo>\d{1,2})[-/](?P<d>\d{1,2})(?:(?:t|\s)(?P<h>\d{1,2}):"
+        r"(?P<mi>\d{2})(?::(?P<s>\d{2})(?:\.\d+)?)?(?:z|[+-]\d{2}(?::?\d{2})?)?)?(?!\d)"
+    ),
+    re.compile(
+        r"(?P<y>\d{4})年(?P<mo>\d{1,2})月(?P<d>\d{1,2})[日号]"
+        r"(?:\s?(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?)?"
+    ),
+    re.compile(r"(?<![\d:.])(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:\.\d+)?)?(?![\d:])"),
+)
+_TIMESTAMP_LIMITS = {"mo": (1, 12), "d": (1, 31), "h": (0, 23), "mi": (0, 59), "s": (0, 60)}
+_PLACE_RE = re.compile(  # a URL, or a path of two segments or more
+    r"[a-z][a-z0-9+.-]*://[^\s,;()<>\"'。、]+|(?<![a-z0-9_./:-])(?:/[a-z0-9_.{}-]+){2,}/?"
+)
+_HYPHEN_RE = re.compile(r"(?<![a-z0-9_-])[a-z][a-z0-9_]*(?:-[a-z0-9_]+)+(?![a-z0-9_])")
+_SERVICE_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-service")
+_CAMEL_RE = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9]*(?![A-Za-z0-9_])")
+_HTTP_RE = re.compile(r"(?<![a-z0-9_])http\s?\d{3}(?!\d)")
+_ID_RE = re.compile(r"(?<![a-z0-9_.])[a-z0-9_]+(?:\.[a-z0-9_]+)*(?![a-z0-9_])")
+
+_Found = tuple[int, int, tuple[str, ...]]  # a span of the folded text and the keys it gives
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What one sentence asserts (strings in :func:`normalise`'s form, timestamps in ISO)."""
+
+    numbers: frozenset[str]
+    entities: frozenset[str]
+    timestamps: frozenset[str]
+    polarity: Polarity
+    modality: Modality
+    causal: frozenset[str]
+    actions: frozenset[str]
+    confirms: bool
+
+
+@dataclass(frozen=True)
+class _Vocabulary:
+    markers: Mapping[str, re.Pattern[str]]  # section -> any of its markers
+    blanks: Mapping[str, re.Pattern[str]]  # section -> its not_markers
+    actions: tuple[tuple[str, re.Pattern[str]], ...]
+    units: Mapping[str, str]  # surface -> canonical unit, "" for a counter
+    quantity: re.Pattern[str]
+
+
+def normalise(text: str) -> str:
+    """The text as every comparison reads it (see the module docstring); idempotent."""
+    return _fixed(lambda part: _fold_map(_clean_pass(part))[0], text)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text``, stripped: cut at 。！？； and newlines, and at ``. ! ? ;`` before
+    a space, a CJK character or the end; never at colons (11:17:00) or commas."""
+    parts: list[str] = []
+    begin = 0
+    for found in _SENTENCE_RE.finditer(text):
+        if found.group("cut"):
+            parts.append(text[begin : found.start()])
+            begin = found.end()
+    parts.append(text[begin:])
+    return [part.strip() for part in parts if part.strip()]
+
+
+def extract(text: str, known_entities: Mapping[str, str] | None = None) -> Facts:
+    """The facts ``text`` asserts; ``known_entities`` maps an alias to its canonical entity."""
+    vocabulary = _vocabulary()
+    clean = _fixed(_clean_pass, text)
+    folded, starts = _fold_map(clean)
+    taken: list[tuple[int, int]] = []
+    entities: set[str] = set()
+    timestamps: set[str] = set()
+    _take(_aliases(folded, known_entities or {}), taken, entities)
+    _take(_timestamps(folded), taken, timestamps)
+    _take(_matches(_PLACE_RE, folded, lambda token: (token,)), taken, entities)
+    _take(_matches(_HYPHEN_RE, folded, _hyphen_keys), taken, entities)
+    _take(_camel_names(clean, starts), taken, entities)
+    _take(_matches(_HTTP_RE, folded, lambda token: ("http " + token[-3:],)), taken, entities)
+    id_keys = functools.partial(_id_keys, quantity=vocabulary.quantity)
+    _take(_matches(_ID_RE, folded, id_keys), taken, entities)
+    found = {section: _markers(vocabulary, section, folded) for section in _MARKER_SECTIONS}
+    return Facts(
+        numbers=frozenset(_numbers(vocabulary, _mask(folded, taken))),
+        entities=frozenset(entities),
+        timestamps=frozenset(timestamps),
+        polarity="negative" if found["negation"] else "positive",
+        modality=next((m for m in _HEDGED if found[m]), "observed"),
+        causal=frozenset(found["causal"]),
+        actions=frozenset(name for name, pattern in vocabulary.actions if pattern.search(folded)),
+        confirms=bool(found["confirmation"]),
+    )
+
+
+def stronger(first: Modality, second: Modality) -> bool:
+    """``first`` asserts more strongly than ``second`` (observed over possible/recommended)."""
+    return MODALITY_STRENGTH[first] > MODALITY_STRENGTH[second]
+
+
+def contained(sentence: Facts, backing: Facts) -> str | None:
+    """None when ``backing`` asserts everything ``sentence`` does; else why not, naming the
+    first fact missing (numbers, entities, timestamps, actions, causal connectives, then
+    polarity, modality and confirmation)."""
+    missing = (
+        ("number", [n for n in sorted(sentence.numbers) if not _number_backed(n, backing)]),
+        ("entity", sorted(sentence.entities - backing.entities)),
+        ("timestamp", [t for t in sorted(sentence.timestamps) if not _time_backed(t, backing)]),
+        ("action", sorted(sentence.actions - backing.actions)),
+        ("causal connective", sorted(sentence.causal - backing.causal)),
+    )
+    for kind, facts in missing:
+        if facts:
+            return f"{kind} {facts[0]} not in the claim"
+    if sentence.polarity != backing.polarity:
+        return f"polarity {sentence.polarity} differs from the claim's {backing.polarity}"
+    if stronger(sentence.modality, backing.modality):
+        return f"modality {sentence.modality} is stronger than the claim's {backing.modality}"
+    if sentence.confirms and not backing.confirms and backing.modality != "observed":
+        return "confirmation not in the claim"
+    return None
+
+
+def _fixed(step: Callable[[str], str], text: str) -> str:
+    """Apply ``step`` until nothing changes (stripping ``*~~*`` reveals ``**``); a pass that
+    changes the text after the first few removes markup, so the length bounds the passes."""
+    for _ in range(len(text) + _MAX_PASSES):
+        changed = step(text)
+        if changed == text:
+            break
+        text = changed
+    return text
+
+
+def _clean_pass(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text.replace("\r\n", "\n")).translate(_TRANSLATE)
+    text = "".join(map(_clean_char, text))
+    return _LINE_MARKUP_RE.sub("", _MARKUP_RE.sub("", text))
+
+
+def _clean_char(char: str) -> str:
+    category = unicodedata.category(char)
+    if char in "\n\t":
+        return char
+    if char == "\r" or category in ("Zl", "Zp"):
+        return "\n"
+    if category in _DROPPED:
+        return ""
+    digit = unicodedata.decimal(char, None)
+    return char if digit is None else str(digit)
+
+
+def _fold_char(char: str) -> str:
+    return "".join(c for c in char.casefold() if unicodedata.category(c) not in _MARKS)
+
+
+def _fold_map(clean: str) -> tuple[str, list[int]]:
+    """The folded text and, for each offset of ``clean`` (and its end), the folded offset."""
+    parts = [_fold_char(char) for char in clean]
+    return "".join(parts), [0, *accumulate(len(part) for part in parts)]
+
+
+def _take(found: Iterable[_Found], taken: list[tuple[int, int]], into: set[str]) -> None:
+    """Keep each span with keys that overlaps no span taken before (earlier readers win)."""
+    for start, end, keys in found:
+        if keys and all(end <= first or last <= start for first, last in taken):
+            taken.append((start, end))
+            into.update(keys)
+
+
+def _matches(
+    pattern: re.Pattern[str], text: str, keys: Callable[[str], tuple[str, ...]]
+) -> Iterator[_Found]:
+    for found in pattern.finditer(text):
+        yield found.start(), found.end(), keys(found.group())
+
+
+def _aliases(folded: str, known: Mapping[str, str]) -> Iterator[_Found]:
+    table = {normalise(alias): normalise(name) for alias, name in known.items()}
+    for alias in sorted((a for a in table if a.strip()), key=lambda a: (-len(a), a)):
+        name = table[alias]
+        pattern = re.compile(_bounded(alias).replace("\\ ", " ").replace(" ", r"\s+"))
+        for found in pattern.finditer(folded):
+            yield found.start(), found.end(), (name,)
+
+
+def _timestamps(folded: str) -> Iterator[_Found]:
+    for pattern in _TIMESTAMP_RES:
+        for found in pattern.finditer(folded):
+            parts = {name: value for name, value in found.groupdict().items() if value}
+            limits = _TIMESTAMP_LIMITS.items()
+            valid = all(low <= int(parts[k]) <= high for k, (low, high) in limits if k in parts)
+            yield found.start(), found.end(), (_timestamp_key(parts),) if valid else ()
+
+
+def _timestamp_key(parts: Mapping[str, str]) -> str:
+    date = f"{parts['y']}-{int(parts['mo']):02d}-{int(parts['d']):02d}" if "y" in parts else ""
+    time = f"{int(parts['h']):02d}:{parts['mi']}" if "h" in parts else ""
+    time += f":{parts['s']}" if time and "s" in parts else ""
+    return f"{date}T{time}" if date and time else date or time
+
+
+def _hyphen_keys(token: str) -> tuple[str, ...]:
+    if _SERVICE_RE.fullmatch(token):
+        return (token,)
+    cut = token.find("-service-") + len("-service")
+    if cut > len("-service") and _SERVICE_RE.fullmatch(token[:cut]):
+        return token, token[:cut]  # a pod name: the pod and its service
+    return (token,) if any(char.isdigit() for char in token) else ()
+
+
+def _camel_names(clean: str, starts: list[int]) -> Iterator[_Found]:
+    for found in _CAMEL_RE.finditer(clean):
+        token = found.group()
+        mixed = any(c.isupper() for c in token[1:]) and any(c.islower() for c in token)
+        yield starts[found.start()], starts[found.end()], (token.casefold(),) if mixed else ()
+
+
+def _id_keys(token: str, quantity: re.Pattern[str]) -> tuple[str, ...]:
+    if any(char.isalpha() for char in token):
+        named = "_" in token or any(char.isdigit() for char in token)
+        return (token,) if named and not quantity.fullmatch(token) else ()
+    return (token,) if token.count(".") >= 2 else ()  # a version or an address
+
+
+def _time_backed(wanted: str, backing: Facts) -> bool:
+    """A time is backed by itself or a finer one (11:17 by 11:17:00, a date by its times)."""
+    for stamp in backing.timestamps:
+        date, _, time = stamp.rpartition("T")
+        if wanted == date or any(
+            whole == wanted or whole.startswith(f"{wanted}:") for whole in (stamp, time)
+        ):
+            return True
+    return False
+
+
+def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+def _numbers(vocabulary: _Vocabulary, masked: str) -> Iterator[str]:
+    units = vocabulary.units
+    for found in vocabulary.quantity.finditer(masked):
+        first, second = units.get(found["ua"] or "", ""), units.get(found["ub"] or "", "")
+        key = number_key(found["a"].replace(",", "")) + (first or second)
+        if found["b"]:
+            key += "/" + number_key(found["b"].replace(",", "")) + second
+        yield f"{found['label']}={key}" if found["label"] else key
+
+
+def _number_backed(number: str, backing: Facts) -> bool:
+    """Backed by the same quantity, or (unlabelled) by one with a ``label=``."""
+    numbers = backing.numbers
+    return number in numbers or any(n.partition("=")[2] == number for n in numbers)
+
+
+def _markers(vocabulary: _Vocabulary, section: str, folded: str) -> list[str]:
+    text = vocabulary.blanks[section].sub(lambda found: " " * len(found.group()), folded)
+    return [found.group() for found in vocabulary.markers[section].finditer(text)]
+
+
+@functools.cache
+def _vocabulary() -> _Vocabulary:
+    package = resources.files("pytest_diageval.core.judge")
+    data = yaml.safe_load(package.joinpath(VOCABULARY_FILE).read_text("utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{VOCABULARY_FILE}: not a mapping")
+    words = {section: _strings(data.get(section), section) for section in _MARKER_SECTIONS}
+    words["negation"] += sorted(NEGATION_WORDS)  # excerpt matching's negations count too
+    blanks = _table(data.get("not_markers"), "not_markers")
+    units = {s: unit for unit, forms in _table(data.get("units"), "units").items() for s in forms}
+    units.update(dict.fromkeys(_strings(data.get("counters"), "counters"), ""))
+    unit_re = "|".join(
+        _bounded(unit, left=False) for unit in sorted(units, key=lambda u: (-len(u), u))
+    )
+    return _Vocabulary(
+        markers={section: _any_of(forms) for section, forms in words.items()},
+        blanks={section: _any_of(blanks.get(section, [])) for section in _MARKER_SECTIONS},
+        actions=tuple(
+            (name, _any_of(forms, inflect=True))
+            for name, forms in _table(data.get("actions"), "actions").items()
+        ),
+        units=units,
+        quantity=re.compile(
+            rf"(?:(?<![a-z0-9_])(?P<label>[a-z]+)\s?=\s?)?(?<![a-z0-9_.])(?P<a>{_NUM})"
+            rf"(?:\s?(?P<ua>{unit_re}))?(?:\s?/\s?(?P<b>{_NUM})(?:\s?(?P<ub>{unit_re}))?)?"
+        ),
+    )
+
+
+def _strings(value: object, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ValueError(f"{VOCABULARY_FILE}: {where} must be a list of non-empty strings")
+    return [normalise(item) for item in value]
+
+
+def _table(value: object, where: str) -> dict[str, list[str]]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{VOCABULARY_FILE}: {where} must be a mapping")
+    return {str(key): _strings(forms, f"{where}.{key}") for key, forms in value.items()}
+
+
+def _bounded(form: str, inflect: bool = False, left: bool = True) -> str:
+    """``form`` as a pattern; a Latin or digit edge must not touch another one (a unit's
+    left edge touches its number)."""
+    pattern = re.escape(form)
+    if left and form[0].isascii() and form[0].isalnum():
+        pattern = r"(?<![a-z0-9])" + pattern
+    if form[-1].isascii() and form[-1].isalnum():
+        suffix = "(?:s|es|ed|d|ing)?" if inflect and " " not in form else ""
+        pattern += suffix + r"(?![a-z0-9])"
+    return pattern
+
+
+def _any_of(forms: Iterable[str], inflect: bool = False) -> re.Pattern[str]:
+    ordered = sorted(set(forms), key=lambda form: (-len(form), form))  # longest first
+    return re.compile("|".join(_bounded(form, inflect) for form in ordered) or r"(?!)")
