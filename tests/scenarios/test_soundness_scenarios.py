@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_diageval.core.answer import composer, templates, verified_claims
+from pytest_diageval.core.answer import composer, statements, templates, verified_claims
 from support.scenario_runs import failed_keys, load_raw, run_file
 
 SOUNDNESS_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "soundness"
@@ -22,6 +22,17 @@ SOUNDNESS_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "soundness"
 # The code's verdict differs from the verifier's PASS 1.0: one override each for the verdict and
 # the score.
 MATRIX: list[tuple[str, int | None]] = [("verdict.matrix", None), ("verdict.score", None)]
+TWO_DIRECT = [("claim-1", "direct_evidence", None), ("claim-2", "direct_evidence", None)]
+# The published-answer classes built on the faithful two-claim answer (issue 24).
+PUBLISHED_TWO_CLAIMS = [
+    f"published-{name}.yaml"
+    for name in (
+        "number-changed", "numbers-permuted", "timestamp-shuffled", "subject-swapped",
+        "causal-join", "arabic-indic-digits", "hedge-with-root-cause",
+        "hedge-with-confirmation-synonym", "hedge-with-english-confirmation",
+        "hedge-with-restart-synonym", "hedge-with-raise-limit", "hedge-with-fullwidth-restart",
+    )
+]  # fmt: skip
 # file -> (overrides as (rule, fact index), claim ceilings as (claim, ceiling, rule))
 RULES: dict[str, tuple[list[tuple[str, int | None]], list[tuple[str, str, str | None]]]] = {
     "runbook-substituted-for-incident-binding.yaml": (
@@ -60,6 +71,10 @@ RULES: dict[str, tuple[list[tuple[str, int | None]], list[tuple[str, str, str | 
         [("claim-1", "indirect_support", "claim.runbook_binding")],
     ),
     "hidden-characters-stripped.yaml": ([], [("claim-1", "direct_evidence", None)]),
+    # The published answer: the verdict stands (PASS); what matters is which sentences publish.
+    **dict.fromkeys(PUBLISHED_TWO_CLAIMS, ([], [*TWO_DIRECT])),
+    "published-modal-dropped.yaml": ([], [*TWO_DIRECT, ("claim-3", "direct_evidence", None)]),
+    "published-struck-negation.yaml": ([], [("claim-1", "direct_evidence", None)]),
     # The templates: the verifier's own verdict stands; what matters is what the answer quotes.
     "low-confid-gap-names-the-claim.yaml": (
         [],
@@ -127,3 +142,29 @@ def test_templates_that_quote_the_gap_fact_fail_both_template_scenarios(
     ):
         outcome = run_file(SOUNDNESS_DIR / name, monkeypatch)
         assert "answer_forbidden_keywords" in failed_keys(outcome), name
+
+
+# The classes only facts, subjects or hidden markup stop: every word of the sentence is in the
+# claim. The others (hedges, a causal join of two claims) fail the words of one claim already,
+# now that no hedge is exempt and a sentence is not cut at commas; each of them was published
+# by the previous main.
+FACT_CLASSES = [
+    f"published-{name}.yaml"
+    for name in (
+        "number-changed", "numbers-permuted", "timestamp-shuffled", "subject-swapped",
+        "arabic-indic-digits", "modal-dropped", "struck-negation",
+    )
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", FACT_CLASSES)
+def test_a_composer_that_backs_by_words_alone_publishes_each_fact_class(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the facts, subject and hidden-markup checks (words alone) each of these answers
+    is published verbatim and its scenario fails: those checks are what stop it."""
+    monkeypatch.setattr(statements, "_facts_backed", lambda facts, claim: True)
+    monkeypatch.setattr(statements, "_subjects_kept", lambda sentence, claim: True)
+    monkeypatch.setattr(statements, "hides_text", lambda sentence: False)
+    words_only = failed_keys(run_file(SOUNDNESS_DIR / name, monkeypatch))
+    assert "composer" in words_only, name

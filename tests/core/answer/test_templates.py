@@ -41,7 +41,7 @@ HIKARI_CLAIM = "order-service 的 HikariCP 连接池已耗尽（active=50/50）�
 HIKARI_FACT = "order-service HikariCP 连接池耗尽"
 LEAK_CLAIM = "order-service 已确认存在内存泄漏。"
 LEAK_FACT = "order-service 存在内存泄漏"
-USER_FACING = "order-service 当前存在 HighMemoryUsage 告警（91%），JVM 堆内存 3.8GB/4GB。"
+USER_FACING = "order-service 当前存在 HighMemoryUsage 告警（91%）。JVM 堆内存当前为 3.8GB/4GB。"
 GATHER = "继续查看 order-service 的 GC 日志、堆 dump 或对象分配统计。"
 FIX = "重启 order-service 并调大 JVM 堆内存到 8GB。"
 

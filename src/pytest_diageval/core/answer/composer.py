@@ -4,9 +4,10 @@ Deterministic, after the verdict and the route (004: "Composer 只表达 Verifie
 "最终 user_facing_answer 不泄漏 raw JSON、tool raw output 或 Executor 未通过 Verifier 的 claim").
 
 * ``direct`` (PASS): the executor's ``user_facing_answer`` is published **verbatim** only when
-  every statement in it is backed by a used claim (:mod:`.statements`; a statement backed only
-  by an indirectly supported claim must be worded as such), or is framing, or a hedge that
-  confirms and fixes nothing. Otherwise the answer is **composed**: the used claims, numbered
+  every sentence in it is backed by a used claim (:mod:`.statements`: its facts and words are in
+  the claim or its verified evidence; a sentence backed only by an indirectly supported claim
+  must be worded as such), or is framing only. There is no hedge exception. Otherwise the
+  answer is **composed**: the used claims, numbered
   (indirect ones marked), then one line saying how much was left out. Nothing else of the
   executor's prose reaches the user.
 * ``disclaimer`` (LOW_CONFID) and ``degraded`` (REJECT): the fixed **templates** of
@@ -25,13 +26,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_diageval.core.answer.routing import RouteDecision
-from pytest_diageval.core.answer.statements import (
-    backing_claim,
-    is_hedge,
-    is_neutral,
-    split_statements,
-    strip_control,
-)
+from pytest_diageval.core.answer.statements import backing_claim, is_neutral, strip_control
 from pytest_diageval.core.answer.templates import (
     COMPOSED_HEADING,
     INDIRECT_MARK,
@@ -52,6 +47,7 @@ from pytest_diageval.core.answer.verified_claims import (
     select_claims,
 )
 from pytest_diageval.core.contract.contracts import ExecutorContract, GatekeeperResult
+from pytest_diageval.core.judge.key_facts import split_sentences
 from pytest_diageval.core.judge.verdict import VerdictDecision
 
 __all__ = ["INDIRECT_WORDING", "ComposerOutput", "Composition", "compose_answer"]
@@ -108,7 +104,7 @@ def compose_answer(
 
 def _direct(selection: ClaimSelection, executor_answer: str) -> Composition:
     candidate = strip_control(executor_answer).strip()
-    unbacked = [s for s in split_statements(candidate) if not _allowed(s, selection.used)]
+    unbacked = [s for s in split_sentences(candidate) if not _allowed(s, selection.used)]
     if selection.used and is_presentable(candidate) and not unbacked:
         return _composition(candidate, "verbatim", "direct", selection, 0)
     if not selection.used:
@@ -122,7 +118,7 @@ def _direct(selection: ClaimSelection, executor_answer: str) -> Composition:
 
 
 def _allowed(statement: str, used: list[UsedClaim]) -> bool:
-    if is_neutral(statement) or is_hedge(statement):
+    if is_neutral(statement):
         return True
     direct = [u.source() for u in used if u.label == "direct_evidence"]
     if backing_claim(statement, direct) is not None:

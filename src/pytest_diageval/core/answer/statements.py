@@ -1,30 +1,33 @@
-"""Statements of a free-text answer, and whether a verified claim backs each one.
+"""Sentences of a free-text answer, and whether a verified claim backs each one.
 
 The composer publishes the executor's ``user_facing_answer`` word for word only when every
-statement in it is backed (004: "Composer 只表达 Verifier 允许输出的内容"). Deciding that from
+sentence in it is backed (004: "Composer 只表达 Verifier 允许输出的内容"). Deciding that from
 prose must err on the side of *not* backed: a false "not backed" only makes the composer build
 the answer from the verified claims instead, a false "backed" would publish an unchecked
-sentence. Hence the rules are strict and simple:
+sentence. A sentence (:func:`~pytest_diageval.core.judge.key_facts.split_sentences`: cut at
+。！？； and newlines, never at a colon, so ``11:17:00`` stays whole) is **backed** by one claim
+when
 
-* **Statements** are clauses: the text is cut at sentence and clause punctuation
-  (``。！？；，：`` and their ASCII forms, newlines).
-* **Tokens**: Latin words and numbers as ``core.excerpt_tokens`` reads them (NFKC, casefold,
-  numbers by value), CJK runs as overlapping character *bigrams* (``内存泄漏`` = 内存 存泄 泄漏),
-  so a statement cannot be stitched together from common single characters.
-* **Backed** by one claim: every content token of the statement occurs in that claim's text,
-  and the statement carries exactly the negation markers of the claim text (``不 未 没 无 not
-  no …``): a negative observation cannot back its positive restatement, nor a positive claim
-  its denial. The claim's evidence texts are not pooled in: a statement could take its subject
-  from the claim and its facts from an unrelated item the claim happens to cite. A statement
-  that merges two claims is not backed (the composer lists both instead).
-* **Framing** (:data:`FRAMING_WORDS`: 已确认, 经核验, 结论 …) carries no content and is ignored;
-  a statement of framing only is neutral. CJK function characters (:data:`FUNCTION_CHARS`:
-  了 的 在 对 一 次 …) are dropped before the bigrams are formed, on both sides, so "出现了一次"
-  reads as "出现"; negations are never among them.
-* **Hedges** say what is *not* known (:data:`HEDGE_MARKERS`: 尚不能确认, 无法确认, 需要 …): such a
-  statement is allowed without a claim, unless it also confirms something
-  (:data:`CONFIRMATION_MARKERS`, once the hedge phrase is removed) or proposes a fix
-  (:data:`FIX_MARKERS`).
+* it equals the claim's text once both are normalised (NFKC, digits, markup, case, closing
+  punctuation): a restatement is always published; or
+* **facts**: every number, entity and timestamp it asserts (:mod:`~pytest_diageval.core.judge.
+  key_facts`) is in the claim's text or in the claim's gatekeeper-verified evidence (the ref
+  texts its passed bindings matched), its polarity is the claim's, its modality is no stronger
+  than the claim's (a "可能" claim cannot back "已确认"), and any causal connective or action verb
+  it carries is in the claim's own text (never the evidence's: a log that says "重启" licenses
+  no restart); **and**
+* **words**: every content token of it (Latin words and numbers as
+  :mod:`~pytest_diageval.core.judge.excerpt_tokens` reads them, CJK runs as overlapping
+  character bigrams, :data:`FRAMING_WORDS` and :data:`FUNCTION_CHARS` dropped) occurs in the
+  claim's text or that evidence, so a conclusion such as "内存泄漏" cannot ride on a claim that
+  shares only its subject and numbers.
+
+A sentence with strikethrough markup or a leftover combining mark (:func:`hides_text`) is
+backed by nothing: a reader may see "~~未~~检索到" as a finding while the words say "not found".
+There is no hedge exception: a sentence that "only says what is not known" is dropped like any
+other unbacked sentence. A sentence of framing only (no content token, no action, confirms
+nothing) needs no backing. A sentence that merges two claims is backed by neither (the composer
+lists both instead).
 """
 
 from __future__ import annotations
@@ -34,54 +37,39 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pytest_diageval.core.judge.excerpt_tokens import NEGATION_WORDS, tokenise
+from pytest_diageval.core.judge.excerpt_tokens import tokenise
+from pytest_diageval.core.judge.key_facts import Facts, contained, extract, normalise
 
 __all__ = [
-    "CONFIRMATION_MARKERS",
-    "FIX_MARKERS",
     "FRAMING_WORDS",
     "FUNCTION_CHARS",
-    "HEDGE_MARKERS",
     "ClaimSource",
     "backing_claim",
     "content_tokens",
-    "is_hedge",
+    "hides_text",
     "is_neutral",
-    "split_statements",
     "strip_control",
 ]
 
-_SPLIT_RE = re.compile(r"[。！？；，：、!?;,:\n]+|(?<=[A-Za-z0-9%)])\.(?:\s|$)")
 FRAMING_WORDS: tuple[str, ...] = (
     "已确认", "经核验", "核验结果", "结论", "综上", "确认", "目前", "当前", "此外", "另外",
     "同时", "显示", "其中", "也", "有", "并且", "而且", "因此",
 )  # fmt: skip
 FUNCTION_CHARS = frozenset("了的在是对和与及或一次个条中也为被将把从到着过地得之其该这那此并而所")
 """CJK characters that carry no content of their own (dropped before bigrams)."""
-HEDGE_MARKERS: tuple[str, ...] = (
-    "尚不能确认", "不能确认", "无法确认", "尚未确认", "未能确认", "不足以确认", "有待确认",
-    "待确认", "尚不清楚", "尚不能判断", "无法判断", "需要", "需进一步", "下一步",
-    "cannot be confirmed", "not confirmed", "unconfirmed", "not yet known",
-)  # fmt: skip
-CONFIRMATION_MARKERS: tuple[str, ...] = (
-    "已确认", "确认存在", "确认为", "确认是", "已证实", "证实", "确定是", "就是", "根因是",
-    "是根因", "导致了", "已发生", "confirmed", "root cause is", "caused by",
-)  # fmt: skip
-FIX_MARKERS: tuple[str, ...] = (
-    "重启", "扩容", "缩容", "回滚", "修改", "调整", "调大", "调小", "增大", "减小", "升级",
-    "降级", "修复", "优化", "部署", "发布", "删除", "清理", "清空", "限流", "熔断", "切换",
-    "迁移", "替换", "关闭", "禁用", "kill", "restart", "rollback", "scale", "fix", "deploy",
-)  # fmt: skip
-_CJK_NEGATIONS = frozenset(word for word in NEGATION_WORDS if len(word) == 1)
 _KEEP_CONTROLS = frozenset("\n\t")
+_CLAUSE_RE = re.compile(r"[，,；;、]+")
+_STRUCK_RE = re.compile(r"~~|</?(?:del|s|strike)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class ClaimSource:
-    """What may back a statement: a verified claim's id and text."""
+    """What may back a sentence: a verified claim's id, its text and the ref texts its passed
+    bindings matched (its gatekeeper-verified evidence)."""
 
     claim_id: str
     claim_text: str
+    evidence: tuple[str, ...] = ()
 
 
 def strip_control(text: str) -> str:
@@ -94,25 +82,6 @@ def strip_control(text: str) -> str:
     )
 
 
-def split_statements(text: str) -> list[str]:
-    """The clauses of ``text``, stripped, empty ones dropped."""
-    return [part.strip() for part in _SPLIT_RE.split(text) if part and part.strip()]
-
-
-def is_hedge(statement: str) -> bool:
-    """Says what is not known (or which evidence to gather next), and confirms or fixes
-    nothing."""
-    lowered = statement.lower()
-    if not any(marker in lowered for marker in HEDGE_MARKERS):
-        return False
-    rest = lowered
-    for marker in HEDGE_MARKERS:
-        rest = rest.replace(marker, " ")
-    confirms = any(marker in rest for marker in CONFIRMATION_MARKERS)
-    fixes = any(marker in lowered for marker in FIX_MARKERS)
-    return not confirms and not fixes
-
-
 def content_tokens(text: str) -> list[str]:
     """Word and number keys, and CJK bigrams, of ``text`` without framing words."""
     for word in FRAMING_WORDS:
@@ -120,24 +89,93 @@ def content_tokens(text: str) -> list[str]:
     return _tokens(text)
 
 
-def backing_claim(statement: str, claims: Sequence[ClaimSource]) -> str | None:
-    """The id of a claim that backs ``statement`` on its own; None when none does."""
-    wanted = content_tokens(statement)
+def backing_claim(sentence: str, claims: Sequence[ClaimSource]) -> str | None:
+    """The id of a claim that backs ``sentence`` on its own; None when none does."""
+    if hides_text(sentence):
+        return None
+    wanted_text = _comparable(sentence)
+    for claim in claims:
+        if wanted_text == _comparable(claim.claim_text):
+            return claim.claim_id
+    wanted = content_tokens(sentence)
     if not wanted:
         return None
-    negations = _negations(statement)
+    facts = extract(sentence)
     for claim in claims:
-        if _negations(claim.claim_text) != negations:
-            continue
-        available = set(content_tokens(claim.claim_text))
-        if all(token in available for token in wanted):
+        available = set(content_tokens(" ".join((claim.claim_text, *claim.evidence))))
+        if (
+            all(token in available for token in wanted)
+            and _facts_backed(facts, claim)
+            and _subjects_kept(sentence, claim)
+        ):
             return claim.claim_id
     return None
 
 
-def is_neutral(statement: str) -> bool:
-    """Only framing words and punctuation: says nothing that needs backing."""
-    return not content_tokens(statement)
+def hides_text(sentence: str) -> bool:
+    """Markup or marks that make a reader see other text than the words: strikethrough
+    (``~~未~~``, ``<del>``) or a combining mark left after NFC (``未\u0336``, an overlay that
+    strikes a negation out). The checker cannot know how the answer will be rendered, so such
+    a sentence is backed by nothing."""
+    text = unicodedata.normalize("NFC", sentence)
+    marks = any(unicodedata.category(ch) in ("Mn", "Me") for ch in text)
+    return marks or _STRUCK_RE.search(text) is not None
+
+
+def is_neutral(sentence: str) -> bool:
+    """Only framing words and punctuation, no action, no confirmation: asserts nothing."""
+    if content_tokens(sentence):
+        return False
+    facts = extract(sentence)
+    return not (facts.actions or facts.causal or facts.confirms)
+
+
+def _facts_backed(facts: Facts, claim: ClaimSource) -> bool:
+    own = extract(claim.claim_text)
+    cited = [extract(text) for text in claim.evidence]
+    backing = Facts(
+        numbers=own.numbers.union(*(c.numbers for c in cited)),
+        entities=own.entities.union(*(c.entities for c in cited)),
+        timestamps=own.timestamps.union(*(c.timestamps for c in cited)),
+        polarity=own.polarity,
+        modality=own.modality,
+        causal=own.causal,
+        actions=own.actions,
+        confirms=own.confirms,
+    )
+    return contained(facts, backing) is None
+
+
+def _subjects_kept(sentence: str, claim: ClaimSource) -> bool:
+    """What the sentence says of each service, the claim (or its evidence) says of the same
+    service: sets of facts cannot see "A 正常，B 耗尽" restated as "B 正常，A 耗尽"."""
+    said: dict[frozenset[str], set[str]] = {}
+    for text in (claim.claim_text, *claim.evidence):
+        for subjects, tokens in _segments(text):
+            said.setdefault(subjects, set()).update(tokens)
+    return all(
+        not subjects or set(tokens) <= said.get(subjects, set())
+        for subjects, tokens in _segments(sentence)
+    )
+
+
+def _segments(text: str) -> list[tuple[frozenset[str], list[str]]]:
+    """The text's clauses grouped under the services they speak of: a clause that names no
+    service continues the previous one's (a Chinese topic carries over), one that names some
+    starts a new segment. Each segment: its services and its content tokens."""
+    segments: list[tuple[frozenset[str], list[str]]] = []
+    subjects: frozenset[str] = frozenset()
+    for clause in _CLAUSE_RE.split(text):
+        named = frozenset(e for e in extract(clause).entities if e.endswith("-service"))
+        if (named and named != subjects) or not segments:
+            subjects = named or subjects
+            segments.append((subjects, []))
+        segments[-1][1].extend(content_tokens(clause))
+    return segments
+
+
+def _comparable(text: str) -> str:
+    return " ".join(normalise(strip_control(text)).split()).rstrip("。.!！?？;；")
 
 
 def _tokens(text: str) -> list[str]:
@@ -164,10 +202,3 @@ def _bigrams(run: Iterable[str]) -> list[str]:
     if len(chars) == 1:
         return chars
     return [chars[i] + chars[i + 1] for i in range(len(chars) - 1)]
-
-
-def _negations(text: str) -> frozenset[str]:
-    lowered = text.lower()
-    found = {ch for ch in lowered if ch in _CJK_NEGATIONS}
-    found.update(t.key for t in tokenise(text).tokens if t.key in NEGATION_WORDS)
-    return frozenset(found)

@@ -46,9 +46,10 @@ class UsedClaim:
     claim: Claim
     label: FactVerification  # direct_evidence or indirect_support: the weakest final label
     text: str  # the claim text, control characters stripped
+    evidence: tuple[str, ...] = ()  # the ref texts its passed bindings matched
 
     def source(self) -> ClaimSource:
-        return ClaimSource(self.claim.claim_id, self.text)
+        return ClaimSource(self.claim.claim_id, self.text, self.evidence)
 
 
 @dataclass
@@ -110,4 +111,5 @@ def _judge(
     label: FactVerification = (
         "direct_evidence" if all(x == "direct_evidence" for x in labels) else "indirect_support"
     )
-    return UsedClaim(claim, label, text), ""
+    evidence = tuple(dict.fromkeys(r.matched_text for r in rows if r.matched_text))
+    return UsedClaim(claim, label, text, evidence), ""
