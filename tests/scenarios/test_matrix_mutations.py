@@ -64,9 +64,15 @@ def forge_cpu_excerpt(data: Data) -> None:
 
 
 def mention_memory_alert_in_cpu_claim(data: Data) -> None:
-    # Names payment-service, which its citations are about: a claim naming a service none of
-    # its citations is about is no_evidence anyway (claim.subject_not_cited).
+    """Names payment-service, which its citations are about, and an alert none of them shows:
+    the claim is no_evidence (claim.entity_not_cited); round 2 repeats round 1."""
     _contract(data)["claims"][0]["claim_text"] += "同时 payment-service 也有 HighMemoryUsage 告警。"
+    _repeat_round(data)
+
+
+def _repeat_round(data: Data) -> None:
+    script = data["llm"]["script"]
+    script.extend(dict(entry) for entry in list(script))
 
 
 def point_memory_log_binding_at_metrics_call(data: Data) -> None:
@@ -140,7 +146,9 @@ def leak_user_service_into_answer(data: Data) -> None:
 
 
 def mention_order_123_in_claim(data: Data) -> None:
+    """A number none of its citations shows: no_evidence (claim.number_not_cited), retried."""
     _contract(data)["claims"][0]["claim_text"] += "订单123 的失败与此无关。"
+    _repeat_round(data)
 
 
 def add_cited_memory_alert_claim_to_narrow_scope(data: Data) -> None:
@@ -208,9 +216,12 @@ FORBIDDEN = _keys("forbidden_keywords")
 # Retried to LOW_CONFID: the disclaimer lacks 未检索到. It confirms nothing (no "已确认" heading
 # without a verified claim) and names the unsupported claim by id, so no forbidden word shows.
 RETRIED = DEGRADED - {"gatekeeper"} | {"rounds", "claims", "tool_calls"}
+# A claim naming what its citations never show is no_evidence and retried to LOW_CONFID; the
+# claim's text stays in the claims table (forbidden_keywords reads it).
+UNGROUNDED = RETRIED - {"claims"} | FORBIDDEN
 MUTATIONS = [
     Mutation(CPU, forge_cpu_excerpt, DEGRADED),
-    Mutation(CPU, mention_memory_alert_in_cpu_claim, FORBIDDEN),
+    Mutation(CPU, mention_memory_alert_in_cpu_claim, UNGROUNDED),
     Mutation(MEMORY, point_memory_log_binding_at_metrics_call, DEGRADED),
     # The answer is composed from the (changed) claim, which no longer names HighMemoryUsage.
     Mutation(MEMORY, confirm_memory_leak, FORBIDDEN | {"claims", "required_keywords"}),
@@ -230,7 +241,7 @@ MUTATIONS = [
     # An extra sentence outside every claim never reaches the user: the composer builds the
     # answer from the verified claims instead (issue 10), so no expectation sees it.
     Mutation(NARROW, leak_user_service_into_answer, frozenset()),
-    Mutation(NARROW, mention_order_123_in_claim, FORBIDDEN),
+    Mutation(NARROW, mention_order_123_in_claim, UNGROUNDED),
     Mutation(NARROW, add_cited_memory_alert_claim_to_narrow_scope, FORBIDDEN),
 ]
 BY_NAME = {m.mutate.__name__: m for m in MUTATIONS}

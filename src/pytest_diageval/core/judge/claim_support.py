@@ -45,6 +45,11 @@ from pytest_diageval.core.contract.contracts import (
     ToolInvocation,
 )
 from pytest_diageval.core.contract.gatekeeper_rules import NO_HIT_RAW_PATHS
+from pytest_diageval.core.judge.claim_grounding import (
+    contradicting_claims,
+    negative_problem,
+    ungrounded,
+)
 from pytest_diageval.core.judge.excerpt_tokens import normalise
 
 __all__ = [
@@ -108,6 +113,27 @@ def claim_ceilings(
         if claim.claim_id not in ceilings:
             rows = rows_by_claim.get(claim.claim_id, [])
             ceilings[claim.claim_id] = _ceiling(claim, rows, by_id)
+    return _without_contradictions(claims, rows_by_claim, ceilings)
+
+
+def _without_contradictions(
+    claims: Sequence[Claim],
+    rows_by_claim: Mapping[str, Sequence[CheckedBinding]],
+    ceilings: dict[str, ClaimCeiling],
+) -> dict[str, ClaimCeiling]:
+    """Two claims that read one item with opposite polarity cannot both stand: neither does."""
+    passed = {cid: [r for r in rows if r.status == "pass"] for cid, rows in rows_by_claim.items()}
+    for claim_id, other in contradicting_claims(claims, passed).items():
+        ceiling = ceilings[claim_id]
+        if label_rank(ceiling.ceiling) > label_rank("no_evidence"):
+            ceilings[claim_id] = ceiling.model_copy(
+                update={
+                    "ceiling": "no_evidence",
+                    "rule": "claim.contradicts_claim",
+                    "reason": f"claim {claim_id} and claim {other} cite the same item with"
+                    " opposite polarity; one piece of evidence cannot derive both",
+                }
+            )
     return ceilings
 
 
@@ -177,6 +203,13 @@ def _positive_ceiling(
             reason=f"claim {claim.claim_id} names {', '.join(stray)}, but none of the items"
             " it cites is about that service",
         )
+    rows_known = all(row.source_invocation_id in by_id for row in items)
+    texts = [_item_text(row, by_id) for row in items]
+    problem = ungrounded(claim.claim_text, texts) if rows_known else None
+    if problem is not None:
+        rule, reason = problem
+        return ClaimCeiling(**base, ceiling="no_evidence", rule=rule,
+                            reason=f"claim {claim.claim_id}: {reason}")  # fmt: skip
     return ClaimCeiling(
         **base,
         ceiling="direct_evidence",
@@ -205,6 +238,12 @@ def _services_not_cited(
     return [service for service in named if service not in cited]
 
 
+def _item_text(row: CheckedBinding, by_id: Mapping[int, ToolInvocation]) -> str:
+    """The whole text of the item a passed binding cites (its ref in the session's row)."""
+    invocation = by_id.get(row.source_invocation_id or -1)
+    return "" if invocation is None else _ref_text(invocation, row.raw_path)
+
+
 def _ref_text(invocation: ToolInvocation, raw_path: str | None) -> str:
     details = invocation.retrieval_details
     refs = [] if details is None or details.evidence_refs is None else details.evidence_refs
@@ -230,6 +269,15 @@ def _negative_ceiling(
     if problem is not None:
         return ClaimCeiling(**base, ceiling="no_evidence", rule="claim.negative_subject",
                             reason=f"negative_observation {claim.claim_id}: {problem}")  # fmt: skip
+    uncovered = negative_problem(claim.claim_text, searches)
+    if uncovered is not None:
+        rule, reason = uncovered
+        return ClaimCeiling(**base, ceiling="no_evidence", rule=rule,
+                            reason=f"negative_observation {claim.claim_id}: {reason}")  # fmt: skip
+    if any(row.tool_name not in INCIDENT_EVIDENCE_TOOLS for row in passed):
+        return ClaimCeiling(**base, ceiling="indirect_support", runbook=True,
+                            rule="claim.runbook_binding", reason=f"negative_observation"
+                            f" {claim.claim_id} also rests on runbook guidance")  # fmt: skip
     return ClaimCeiling(
         **base,
         ceiling="direct_evidence",

@@ -46,6 +46,7 @@ __all__ = [
     "Polarity",
     "contained",
     "extract",
+    "missing_fact",
     "normalise",
     "split_sentences",
     "stronger",
@@ -175,18 +176,28 @@ def stronger(first: Modality, second: Modality) -> bool:
     return MODALITY_STRENGTH[first] > MODALITY_STRENGTH[second]
 
 
-def contained(sentence: Facts, backing: Facts) -> str | None:
-    """None when ``backing`` asserts everything ``sentence`` does; else why not, naming the
-    first fact missing (numbers, entities, timestamps, actions, causal connectives, then
-    polarity, modality and confirmation)."""
+def missing_fact(sentence: Facts, backing: Facts) -> tuple[str, str] | None:
+    """The first number, entity or timestamp of ``sentence`` that ``backing`` lacks, as
+    ``(kind, fact)``; None when every one is there."""
     missing = (
         ("number", [n for n in sorted(sentence.numbers) if not _number_backed(n, backing)]),
         ("entity", sorted(sentence.entities - backing.entities)),
         ("timestamp", [t for t in sorted(sentence.timestamps) if not _time_backed(t, backing)]),
+    )
+    return next(((kind, facts[0]) for kind, facts in missing if facts), None)
+
+
+def contained(sentence: Facts, backing: Facts) -> str | None:
+    """None when ``backing`` asserts everything ``sentence`` does; else why not, naming the
+    first fact missing (numbers, entities, timestamps, actions, causal connectives, then
+    polarity, modality and confirmation)."""
+    found = missing_fact(sentence, backing)
+    if found is not None:
+        return f"{found[0]} {found[1]} not in the claim"
+    for kind, facts in (
         ("action", sorted(sentence.actions - backing.actions)),
         ("causal connective", sorted(sentence.causal - backing.causal)),
-    )
-    for kind, facts in missing:
+    ):
         if facts:
             return f"{kind} {facts[0]} not in the claim"
     if sentence.polarity != backing.polarity:
