@@ -20,7 +20,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "pytest_diageval"
 
-CORE = frozenset({"core.contract", "core.evidence", "core.judge", "core.answer"})
+CORE = frozenset({"core.contract", "core.evidence", "core.text", "core.judge", "core.answer"})
 BELOW_HARNESS = CORE | {"agents", "agents.scripted"}
 
 ALLOWED: dict[str, frozenset[str]] = {
@@ -28,8 +28,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     "harness": frozenset(),
     "core.contract": frozenset(),
     "core.evidence": frozenset({"core.contract"}),
-    "core.judge": frozenset({"core.contract", "core.evidence"}),
-    "core.answer": frozenset({"core.contract", "core.evidence", "core.judge"}),
+    "core.text": frozenset(),
+    "core.judge": frozenset({"core.contract", "core.evidence", "core.text"}),
+    "core.answer": frozenset({"core.contract", "core.evidence", "core.text", "core.judge"}),
     "agents": CORE,
     "agents.scripted": CORE | {"agents"},
     "local": frozenset(),

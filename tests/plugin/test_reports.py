@@ -246,7 +246,8 @@ def test_a_failing_verdict_shows_the_decision_and_the_audit_trail_section(
         "actual:   REJECT (score 0.0)",
         "round 1: REJECT 0.0 -> degraded *",
         "derived: REJECT 0.0 | model: PASS 1.0",
-        "override fact.ref_not_bound: direct_evidence -> no_evidence *",
+        # The forged alert binding failed; the log it still cites never shows the alert.
+        "override fact.claim_ceiling: direct_evidence -> no_evidence *claim.entity_not_cited*",
         "override gatekeeper.reject: LOW_CONFID -> REJECT *",
         "facts checked:",
         "  fact * | critical | verification | refs",

@@ -71,6 +71,38 @@ RULES: dict[str, tuple[list[tuple[str, int | None]], list[tuple[str, str, str | 
         [("claim-1", "indirect_support", "claim.runbook_binding")],
     ),
     "hidden-characters-stripped.yaml": ([], [("claim-1", "direct_evidence", None)]),
+    # Grounded claims (issue 24): the claim's own items decide its ceiling.
+    "claim-entity-not-cited.yaml": (
+        [("fact.claim_ceiling", 0), *MATRIX],
+        [("claim-1", "no_evidence", "claim.entity_not_cited"), TWO_DIRECT[1]],
+    ),
+    "claim-number-not-cited.yaml": (
+        [("fact.claim_ceiling", 1), *MATRIX],
+        [TWO_DIRECT[0], ("claim-2", "no_evidence", "claim.number_not_cited")],
+    ),
+    "claim-timestamp-not-cited.yaml": (
+        [("fact.claim_ceiling", 0), *MATRIX],
+        [("claim-1", "no_evidence", "claim.timestamp_not_cited"), TWO_DIRECT[1]],
+    ),
+    "claim-contradicts-claim.yaml": (
+        [("fact.claim_ceiling", 0), ("fact.claim_ceiling", 2), *MATRIX],
+        [
+            ("claim-1", "no_evidence", "claim.contradicts_claim"),
+            TWO_DIRECT[1],
+            ("claim-3", "no_evidence", "claim.contradicts_claim"),
+        ],
+    ),
+    **{
+        f"claim-{name}.yaml": ([("fact.claim_ceiling", 0), *MATRIX], [("claim-1", ceiling, rule)])
+        for name, ceiling, rule in (
+            ("negative-filtered-no-hit", "no_evidence", "claim.negative_filter"),
+            ("negative-terms-not-searched", "no_evidence", "claim.negative_terms"),
+            ("negative-alert-no-hit-for-logs", "no_evidence", "claim.negative_kind"),
+            ("negative-with-runbook", "indirect_support", "claim.runbook_binding"),
+            ("alias-positive", "no_evidence", "claim.subject_not_cited"),
+            ("alias-negative", "no_evidence", "claim.negative_subject"),
+        )
+    },
     # The published answer: the verdict stands (PASS); what matters is which sentences publish.
     **dict.fromkeys(PUBLISHED_TWO_CLAIMS, ([], [*TWO_DIRECT])),
     "published-modal-dropped.yaml": ([], [*TWO_DIRECT, ("claim-3", "direct_evidence", None)]),

@@ -59,6 +59,7 @@ class _Session:
     llm: LLM
     recorder: ToolInvocationRecorder
     tools: list[dict[str, Any]]
+    aliases: dict[str, str]  # the world's service aliases, for the claims' subject checks
 
 
 class ChatService:
@@ -82,7 +83,7 @@ class ChatService:
         self.store.create_session(session_id, query, now)
         recorder = ToolInvocationRecorder(self.store, Toolbox(world), session_id)
         tools = constrained_tool_definitions(world, query)
-        session = _Session(session_id, query, now, llm, recorder, tools)
+        session = _Session(session_id, query, now, llm, recorder, tools, world.entity_aliases())
         rounds: list[RoundResult] = []
         try:
             self._run_rounds(session, rounds)
@@ -200,6 +201,7 @@ class ChatService:
             [row.id for row in invocations],
             claims=contract.claims if contract is not None else (),
             invocations=invocations,
+            aliases=session.aliases,
         )
 
     # ------------------------------------------------------------------ persistence

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_diageval.core.evidence.world import default_world
-from pytest_diageval.core.judge.excerpt_tokens import TOKENISED_CACHE_SIZE, normalise, tokenise
+from pytest_diageval.core.text.excerpt_tokens import TOKENISED_CACHE_SIZE, normalise, tokenise
 
 ALERT_ROW = "HighMemoryUsage firing: order-service JVM 堆内存 3.8GB/4GB，current=91%"
 

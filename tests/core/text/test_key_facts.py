@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_diageval.core.evidence.world import default_world
-from pytest_diageval.core.judge.excerpt_tokens import NEGATION_WORDS
-from pytest_diageval.core.judge.key_facts import (
+from pytest_diageval.core.text.excerpt_tokens import NEGATION_WORDS
+from pytest_diageval.core.text.key_facts import (
     MODALITY_STRENGTH,
     VOCABULARY_FILE,
     Facts,
@@ -35,7 +35,7 @@ ALIASES = {"订单服务": "order-service", "order service": "order-service"}
 
 
 def _vocabulary() -> dict[str, Any]:
-    text = resources.files("pytest_diageval.core.judge").joinpath(VOCABULARY_FILE).read_text()
+    text = resources.files("pytest_diageval.core.text").joinpath(VOCABULARY_FILE).read_text()
     data: dict[str, Any] = yaml.safe_load(text)
     return data
 

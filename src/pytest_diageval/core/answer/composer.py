@@ -47,8 +47,8 @@ from pytest_diageval.core.answer.verified_claims import (
     select_claims,
 )
 from pytest_diageval.core.contract.contracts import ExecutorContract, GatekeeperResult
-from pytest_diageval.core.judge.key_facts import split_sentences
 from pytest_diageval.core.judge.verdict import VerdictDecision
+from pytest_diageval.core.text.key_facts import split_sentences
 
 __all__ = ["INDIRECT_WORDING", "ComposerOutput", "Composition", "compose_answer"]
 

@@ -4,7 +4,7 @@ The composer publishes the executor's ``user_facing_answer`` word for word only 
 sentence in it is backed (004: "Composer 只表达 Verifier 允许输出的内容"). Deciding that from
 prose must err on the side of *not* backed: a false "not backed" only makes the composer build
 the answer from the verified claims instead, a false "backed" would publish an unchecked
-sentence. A sentence (:func:`~pytest_diageval.core.judge.key_facts.split_sentences`: cut at
+sentence. A sentence (:func:`~pytest_diageval.core.text.key_facts.split_sentences`: cut at
 。！？； and newlines, never at a colon, so ``11:17:00`` stays whole) is **backed** by one claim
 when
 
@@ -17,7 +17,7 @@ when
   it carries is in the claim's own text (never the evidence's: a log that says "重启" licenses
   no restart); **and**
 * **words**: every content token of it (Latin words and numbers as
-  :mod:`~pytest_diageval.core.judge.excerpt_tokens` reads them, CJK runs as overlapping
+  :mod:`~pytest_diageval.core.text.excerpt_tokens` reads them, CJK runs as overlapping
   character bigrams, :data:`FRAMING_WORDS` and :data:`FUNCTION_CHARS` dropped) occurs in the
   claim's text or that evidence, so a conclusion such as "内存泄漏" cannot ride on a claim that
   shares only its subject and numbers.
@@ -37,8 +37,8 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pytest_diageval.core.judge.excerpt_tokens import tokenise
-from pytest_diageval.core.judge.key_facts import Facts, contained, extract, normalise
+from pytest_diageval.core.text.excerpt_tokens import tokenise
+from pytest_diageval.core.text.key_facts import Facts, contained, extract, normalise
 
 __all__ = [
     "FRAMING_WORDS",

@@ -9,6 +9,9 @@ A world is plain data, validated by pydantic models that forbid unknown keys:
   ``lookup_knowledge`` searches; a section is the unit of lexical ranking).
 - ``failures``: evidence-tool name -> ``"timeout"`` | ``"error"``, so that failure paths
   can be exercised (``failures: {query_logs: timeout}``).
+- ``aliases``: service -> the other names people call it
+  (``aliases: {order-service: [订单服务, order service]}``): a claim that names a service by
+  an alias is judged as naming the service (the subject rules of ``core.judge``).
 
 ``load_world`` accepts a packaged world name (``"default"`` ->
 ``pytest_diageval/worlds/default.yaml``), a YAML file path, or an inline mapping. Every
@@ -128,6 +131,28 @@ class World(_WorldModel):
     logs: list[LogEntry] = Field(default_factory=list)
     knowledge: list[KnowledgeDoc] = Field(default_factory=list)
     failures: dict[FailingTool, FailureKind] = Field(default_factory=dict)
+    aliases: dict[str, list[str]] = Field(default_factory=dict)
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases_name_one_service_each(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        owner: dict[str, str] = {}
+        for service, names in value.items():
+            for name in names:
+                key = " ".join(name.casefold().split())
+                if not key or not service.strip():
+                    raise ValueError(f"aliases.{service}: an empty name")
+                if owner.setdefault(key, service) != service:
+                    raise ValueError(f"alias {name!r} names both {owner[key]} and {service}")
+        return value
+
+    def entity_aliases(self) -> dict[str, str]:
+        """Each alias (casefolded) -> the service it names."""
+        return {
+            " ".join(name.casefold().split()): service.lower()
+            for service, names in self.aliases.items()
+            for name in names
+        }
 
 
 # --------------------------------------------------------------------------- error messages

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from pytest_diageval.core.contract.contracts import CheckedBinding, Claim, ToolInvocation
-from pytest_diageval.core.judge.key_facts import Facts, extract, missing_fact
+from pytest_diageval.core.text.key_facts import Facts, extract, missing_fact
 
 __all__ = [
     "GROUNDING_RULES",

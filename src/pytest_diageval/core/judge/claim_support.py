@@ -50,7 +50,7 @@ from pytest_diageval.core.judge.claim_grounding import (
     negative_problem,
     ungrounded,
 )
-from pytest_diageval.core.judge.excerpt_tokens import normalise
+from pytest_diageval.core.text.excerpt_tokens import normalise
 
 __all__ = [
     "INCIDENT_EVIDENCE_TOOLS",
@@ -101,8 +101,10 @@ def claim_ceilings(
     claims: Sequence[Claim],
     gatekeeper: GatekeeperResult,
     invocations: Iterable[ToolInvocation],
+    aliases: Mapping[str, str] | None = None,
 ) -> dict[str, ClaimCeiling]:
-    """One ceiling per claim id (the first claim wins when an id repeats)."""
+    """One ceiling per claim id (the first claim wins when an id repeats). ``aliases`` (the
+    world's: alias -> service) make a claim that writes 订单服务 name order-service."""
     by_id = {row.id: row for row in invocations}
     rows_by_claim: dict[str, list[CheckedBinding]] = {}
     for row in gatekeeper.checked_bindings:
@@ -112,7 +114,8 @@ def claim_ceilings(
     for claim in claims:
         if claim.claim_id not in ceilings:
             rows = rows_by_claim.get(claim.claim_id, [])
-            ceilings[claim.claim_id] = _ceiling(claim, rows, by_id)
+            named = claim.model_copy(update={"claim_text": _canonical(claim.claim_text, aliases)})
+            ceilings[claim.claim_id] = _ceiling(named, rows, by_id)
     return _without_contradictions(claims, rows_by_claim, ceilings)
 
 
@@ -242,6 +245,16 @@ def _item_text(row: CheckedBinding, by_id: Mapping[int, ToolInvocation]) -> str:
     """The whole text of the item a passed binding cites (its ref in the session's row)."""
     invocation = by_id.get(row.source_invocation_id or -1)
     return "" if invocation is None else _ref_text(invocation, row.raw_path)
+
+
+def _canonical(text: str, aliases: Mapping[str, str] | None) -> str:
+    """``text`` with every alias of a service written as the service's name."""
+    for alias in sorted(aliases or {}, key=lambda a: (-len(a), a)):
+        pattern = re.escape(alias).replace(r"\ ", r"\s+")
+        edge = r"(?<![a-z0-9])" if alias[:1].isascii() else ""
+        tail = r"(?![a-z0-9])" if alias[-1:].isascii() else ""
+        text = re.sub(edge + pattern + tail, f" {(aliases or {})[alias]} ", text, flags=re.I)
+    return text
 
 
 def _ref_text(invocation: ToolInvocation, raw_path: str | None) -> str:

@@ -71,7 +71,7 @@ from typing import Literal
 
 from rapidfuzz.distance import LCSseq
 
-from pytest_diageval.core.judge.excerpt_tokens import (
+from pytest_diageval.core.text.excerpt_tokens import (
     FILLER_WORDS,
     NEGATION_WORDS,
     Token,

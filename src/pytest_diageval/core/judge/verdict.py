@@ -39,7 +39,7 @@ earlier one, is an :class:`Override`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from fractions import Fraction
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -122,6 +122,7 @@ def derive_verdict(
     claims: Sequence[Claim] = (),
     *,
     invocations: Sequence[ToolInvocation] = (),
+    aliases: Mapping[str, str] | None = None,
 ) -> VerdictDecision:
     """Decide the verdict from the verifier's fact labels, the trace and the gatekeeper.
 
@@ -132,7 +133,7 @@ def derive_verdict(
     """
     overrides: list[Override] = []
     session_ids = frozenset(session_invocation_ids)
-    ceilings = claim_ceilings(claims, gatekeeper, invocations)
+    ceilings = claim_ceilings(claims, gatekeeper, invocations, aliases)
     negative_ids = frozenset(c.claim_id for c in claims if c.claim_type == "negative_observation")
     facts = force_critical(verifier_output.facts_checked, claims, overrides)
     facts = downgrade_facts(facts, trace_summary, session_ids, negative_ids, overrides)

@@ -26,17 +26,20 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from importlib import resources
-from itertools import accumulate
 from types import MappingProxyType
 from typing import Final, Literal
 
-import yaml
-
-from pytest_diageval.core.judge.excerpt_tokens import NEGATION_WORDS, number_key
+from pytest_diageval.core.text.excerpt_tokens import number_key
+from pytest_diageval.core.text.normalised import clean, fold_map, normalise, split_sentences
+from pytest_diageval.core.text.vocabulary import (
+    MARKER_SECTIONS,
+    VOCABULARY_FILE,
+    Vocabulary,
+    bounded,
+    vocabulary,
+)
 
 __all__ = [
     "MODALITY_STRENGTH",
@@ -58,25 +61,9 @@ MODALITY_STRENGTH: Final[Mapping[Modality, int]] = MappingProxyType(
     {"possible": 0, "recommended": 0, "observed": 1}
 )
 """How strongly a sentence asserts: a weaker claim cannot back a stronger sentence."""
-VOCABULARY_FILE: Final = "fact_vocabulary.yaml"
-"""The vocabulary, next to this module (read once)."""
 
 _HEDGED: tuple[Modality, ...] = ("possible", "recommended")  # in priority order
-_MARKER_SECTIONS = ("negation", "possible", "recommended", "confirmation", "causal")
-_DROPPED = frozenset({"Mn", "Me", "Cc", "Cf", "Co", "Cs"})  # marks, controls, formats
-_MARKS = frozenset({"Mn", "Me"})
-_TRANSLATE = str.maketrans({"\u066b": ".", "\u066c": ",", "\u2018": "'", "\u2019": "'"})
-_MARKUP_RE = re.compile(r"~~|\*\*|__|`")
-_LINE_MARKUP_RE = re.compile(r"^[ \t]*(?:(?:[#>]|(?:[-*+]|\d{1,2}[.)])(?=[ \t]))[ \t]*)+", re.M)
-_MAX_PASSES = 8
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_SENTENCE_RE = re.compile(
-    r"^[ \t]*\d{1,2}[.)](?=[ \t])"  # a list marker's point ends nothing
-    rf"|(?P<cut>[。！？；｡\n\r\u2028\u2029]|[.!?;．](?=\s|$|[{_CJK}]))",
-    re.M,
-)
 
-_NUM = r"\d+(?:,\d{3}(?!\d))*(?:\.\d+)?"
 _TIMESTAMP_RES = (
     re.compile(
         r"(?<!\d)(?P<y>\d{4})[-/](?P<mo>\d{1,2})[-/](?P<d>\d{1,2})(?:(?:t|\s)(?P<h>\d{1,2}):"
@@ -115,38 +102,11 @@ class Facts:
     confirms: bool
 
 
-@dataclass(frozen=True)
-class _Vocabulary:
-    markers: Mapping[str, re.Pattern[str]]  # section -> any of its markers
-    blanks: Mapping[str, re.Pattern[str]]  # section -> its not_markers
-    actions: tuple[tuple[str, re.Pattern[str]], ...]
-    units: Mapping[str, str]  # surface -> canonical unit, "" for a counter
-    quantity: re.Pattern[str]
-
-
-def normalise(text: str) -> str:
-    """The text as every comparison reads it (see the module docstring); idempotent."""
-    return _fixed(lambda part: _fold_map(_clean_pass(part))[0], text)
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text``, stripped: cut at 。！？； and newlines, and at ``. ! ? ;`` before
-    a space, a CJK character or the end; never at colons (11:17:00) or commas."""
-    parts: list[str] = []
-    begin = 0
-    for found in _SENTENCE_RE.finditer(text):
-        if found.group("cut"):
-            parts.append(text[begin : found.start()])
-            begin = found.end()
-    parts.append(text[begin:])
-    return [part.strip() for part in parts if part.strip()]
-
-
 def extract(text: str, known_entities: Mapping[str, str] | None = None) -> Facts:
     """The facts ``text`` asserts; ``known_entities`` maps an alias to its canonical entity."""
-    vocabulary = _vocabulary()
-    clean = _fixed(_clean_pass, text)
-    folded, starts = _fold_map(clean)
+    words = vocabulary()
+    cleaned = clean(text)
+    folded, starts = fold_map(cleaned)
     taken: list[tuple[int, int]] = []
     entities: set[str] = set()
     timestamps: set[str] = set()
@@ -154,19 +114,19 @@ def extract(text: str, known_entities: Mapping[str, str] | None = None) -> Facts
     _take(_timestamps(folded), taken, timestamps)
     _take(_matches(_PLACE_RE, folded, lambda token: (token,)), taken, entities)
     _take(_matches(_HYPHEN_RE, folded, _hyphen_keys), taken, entities)
-    _take(_camel_names(clean, starts), taken, entities)
+    _take(_camel_names(cleaned, starts), taken, entities)
     _take(_matches(_HTTP_RE, folded, lambda token: ("http " + token[-3:],)), taken, entities)
-    id_keys = functools.partial(_id_keys, quantity=vocabulary.quantity)
+    id_keys = functools.partial(_id_keys, quantity=words.quantity)
     _take(_matches(_ID_RE, folded, id_keys), taken, entities)
-    found = {section: _markers(vocabulary, section, folded) for section in _MARKER_SECTIONS}
+    found = {section: _markers(words, section, folded) for section in MARKER_SECTIONS}
     return Facts(
-        numbers=frozenset(_numbers(vocabulary, _mask(folded, taken))),
+        numbers=frozenset(_numbers(words, _mask(folded, taken))),
         entities=frozenset(entities),
         timestamps=frozenset(timestamps),
         polarity="negative" if found["negation"] else "positive",
         modality=next((m for m in _HEDGED if found[m]), "observed"),
         causal=frozenset(found["causal"]),
-        actions=frozenset(name for name, pattern in vocabulary.actions if pattern.search(folded)),
+        actions=frozenset(name for name, pattern in words.actions if pattern.search(folded)),
         confirms=bool(found["confirmation"]),
     )
 
@@ -209,45 +169,6 @@ def contained(sentence: Facts, backing: Facts) -> str | None:
     return None
 
 
-def _fixed(step: Callable[[str], str], text: str) -> str:
-    """Apply ``step`` until nothing changes (stripping ``*~~*`` reveals ``**``); a pass that
-    changes the text after the first few removes markup, so the length bounds the passes."""
-    for _ in range(len(text) + _MAX_PASSES):
-        changed = step(text)
-        if changed == text:
-            break
-        text = changed
-    return text
-
-
-def _clean_pass(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text.replace("\r\n", "\n")).translate(_TRANSLATE)
-    text = "".join(map(_clean_char, text))
-    return _LINE_MARKUP_RE.sub("", _MARKUP_RE.sub("", text))
-
-
-def _clean_char(char: str) -> str:
-    category = unicodedata.category(char)
-    if char in "\n\t":
-        return char
-    if char == "\r" or category in ("Zl", "Zp"):
-        return "\n"
-    if category in _DROPPED:
-        return ""
-    digit = unicodedata.decimal(char, None)
-    return char if digit is None else str(digit)
-
-
-def _fold_char(char: str) -> str:
-    return "".join(c for c in char.casefold() if unicodedata.category(c) not in _MARKS)
-
-
-def _fold_map(clean: str) -> tuple[str, list[int]]:
-    """The folded text and, for each offset of ``clean`` (and its end), the folded offset."""
-    parts = [_fold_char(char) for char in clean]
-    return "".join(parts), [0, *accumulate(len(part) for part in parts)]
-
-
 def _take(found: Iterable[_Found], taken: list[tuple[int, int]], into: set[str]) -> None:
     """Keep each span with keys that overlaps no span taken before (earlier readers win)."""
     for start, end, keys in found:
@@ -267,7 +188,7 @@ def _aliases(folded: str, known: Mapping[str, str]) -> Iterator[_Found]:
     table = {normalise(alias): normalise(name) for alias, name in known.items()}
     for alias in sorted((a for a in table if a.strip()), key=lambda a: (-len(a), a)):
         name = table[alias]
-        pattern = re.compile(_bounded(alias).replace("\\ ", " ").replace(" ", r"\s+"))
+        pattern = re.compile(bounded(alias).replace("\\ ", " ").replace(" ", r"\s+"))
         for found in pattern.finditer(folded):
             yield found.start(), found.end(), (name,)
 
@@ -329,7 +250,7 @@ def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
-def _numbers(vocabulary: _Vocabulary, masked: str) -> Iterator[str]:
+def _numbers(vocabulary: Vocabulary, masked: str) -> Iterator[str]:
     units = vocabulary.units
     for found in vocabulary.quantity.finditer(masked):
         first, second = units.get(found["ua"] or "", ""), units.get(found["ub"] or "", "")
@@ -345,64 +266,6 @@ def _number_backed(number: str, backing: Facts) -> bool:
     return number in numbers or any(n.partition("=")[2] == number for n in numbers)
 
 
-def _markers(vocabulary: _Vocabulary, section: str, folded: str) -> list[str]:
+def _markers(vocabulary: Vocabulary, section: str, folded: str) -> list[str]:
     text = vocabulary.blanks[section].sub(lambda found: " " * len(found.group()), folded)
     return [found.group() for found in vocabulary.markers[section].finditer(text)]
-
-
-@functools.cache
-def _vocabulary() -> _Vocabulary:
-    package = resources.files("pytest_diageval.core.judge")
-    data = yaml.safe_load(package.joinpath(VOCABULARY_FILE).read_text("utf-8"))
-    if not isinstance(data, dict):
-        raise ValueError(f"{VOCABULARY_FILE}: not a mapping")
-    words = {section: _strings(data.get(section), section) for section in _MARKER_SECTIONS}
-    words["negation"] += sorted(NEGATION_WORDS)  # excerpt matching's negations count too
-    blanks = _table(data.get("not_markers"), "not_markers")
-    units = {s: unit for unit, forms in _table(data.get("units"), "units").items() for s in forms}
-    units.update(dict.fromkeys(_strings(data.get("counters"), "counters"), ""))
-    unit_re = "|".join(
-        _bounded(unit, left=False) for unit in sorted(units, key=lambda u: (-len(u), u))
-    )
-    return _Vocabulary(
-        markers={section: _any_of(forms) for section, forms in words.items()},
-        blanks={section: _any_of(blanks.get(section, [])) for section in _MARKER_SECTIONS},
-        actions=tuple(
-            (name, _any_of(forms, inflect=True))
-            for name, forms in _table(data.get("actions"), "actions").items()
-        ),
-        units=units,
-        quantity=re.compile(
-            rf"(?:(?<![a-z0-9_])(?P<label>[a-z]+)\s?=\s?)?(?<![a-z0-9_.])(?P<a>{_NUM})"
-            rf"(?:\s?(?P<ua>{unit_re}))?(?:\s?/\s?(?P<b>{_NUM})(?:\s?(?P<ub>{unit_re}))?)?"
-        ),
-    )
-
-
-def _strings(value: object, where: str) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise ValueError(f"{VOCABULARY_FILE}: {where} must be a list of non-empty strings")
-    return [normalise(item) for item in value]
-
-
-def _table(value: object, where: str) -> dict[str, list[str]]:
-    if not isinstance(value, dict):
-        raise ValueError(f"{VOCABULARY_FILE}: {where} must be a mapping")
-    return {str(key): _strings(forms, f"{where}.{key}") for key, forms in value.items()}
-
-
-def _bounded(form: str, inflect: bool = False, left: bool = True) -> str:
-    """``form`` as a pattern; a Latin or digit edge must not touch another one (a unit's
-    left edge touches its number)."""
-    pattern = re.escape(form)
-    if left and form[0].isascii() and form[0].isalnum():
-        pattern = r"(?<![a-z0-9])" + pattern
-    if form[-1].isascii() and form[-1].isalnum():
-        suffix = "(?:s|es|ed|d|ing)?" if inflect and " " not in form else ""
-        pattern += suffix + r"(?![a-z0-9])"
-    return pattern
-
-
-def _any_of(forms: Iterable[str], inflect: bool = False) -> re.Pattern[str]:
-    ordered = sorted(set(forms), key=lambda form: (-len(form), form))  # longest first
-    return re.compile("|".join(_bounded(form, inflect) for form in ordered) or r"(?!)")

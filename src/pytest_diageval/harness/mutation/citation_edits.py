@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from pytest_diageval.core.contract.contracts import ToolInvocation
-from pytest_diageval.core.judge.excerpt_tokens import NEGATION_WORDS
+from pytest_diageval.core.text.excerpt_tokens import NEGATION_WORDS
 
 __all__ = [
     "Edit",
