@@ -2,7 +2,7 @@
 
 The scenarios are the documented example (``high-memory-positive``, a PASS with two bindings)
 and its LOW_CONFID variant, written into a pytester directory. What a mutant derives is pure
-(23 mutants, 5 equivalent, tests/harness/mutation/test_mutants.py); whether the guards of today kill
+(43 mutants, 7 equivalent, tests/harness/mutation/test_mutants.py); whether the guards of today kill
 each one is not pinned here, except for the citation forgeries the gatekeeper must always
 catch. A conftest seam that removes the gatekeeper's excerpt check shows what a weak guard
 looks like in the report.
@@ -40,6 +40,8 @@ EQUIVALENT = (
     "runbook-quote-claim-1-1",
     "other-service-claim-1-0",
     "other-service-claim-1-1",
+    "statement-timestamp-claim-1-answer",
+    "statement-timestamp-claim-1-text",
 )
 # The test-only seam: a gatekeeper whose excerpt check accepts every quote.
 WEAK_EXCERPT_CHECK = """
@@ -83,7 +85,7 @@ def test_every_mutant_is_an_item_named_by_kind_claim_and_binding(
     scenarios.write("scenarios/low.yaml", scenarios.low_confidence())
     result = pytester.runpytest("--diageval-mutate", "--collect-only", "-q")
     ids = [line for line in result.outlines if "::" in line]
-    assert len(ids) == 23  # the LOW_CONFID scenario has nothing to mutate
+    assert len(ids) == 43  # the LOW_CONFID scenario has nothing to mutate
     assert ids[0] == f"{NODE}::mutant[other-invocation-claim-1-0]"
     assert ids[-1] == f"{NODE}::mutant[extra-sentence-answer-all]"
     assert f"{NODE}::mutant[demoted-claim-1-all]" in ids
@@ -95,13 +97,13 @@ def test_outcomes_summary_and_json_agree(pytester: pytest.Pytester, scenarios: S
     report = _report(pytester.path / "out.json")
     totals = report["mutation"]["totals"]
     outcomes = result.parseoutcomes()
-    assert totals["equivalent"] == outcomes.get("skipped", 0) == 5
+    assert totals["equivalent"] == outcomes.get("skipped", 0) == 7
     assert totals["killed"] == outcomes.get("passed", 0)
     assert totals["survived"] + totals["error"] == outcomes.get("failed", 0)
-    assert totals["tried"] == 18
+    assert totals["tried"] == 36
     assert totals["error"] == 0
     mutants = _mutants(report)
-    assert len(mutants) == 23
+    assert len(mutants) == 43
     for name in ALWAYS_KILLED:
         assert (mutants[name]["outcome"], mutants[name]["verdict"]) == ("killed", "REJECT"), name
     for name in EQUIVALENT:
@@ -117,7 +119,7 @@ def test_outcomes_summary_and_json_agree(pytester: pytest.Pytester, scenarios: S
     section = _section(result.outlines, "diageval mutation")
     assert section[0].split("|")[0].strip() == "scenario"
     assert (
-        "  high-memory-positive | digit-first      | 2     | 2      | 0        | 0          | 0"
+        "  high-memory-positive | digit-first         | 2     | 2      | 0        | 0          | 0"
         in section
     )
     survivors = [m for m in mutants.values() if m["outcome"] == "survived"]
@@ -131,7 +133,7 @@ def test_a_weak_guard_is_reported_as_survivors_with_the_seed_rule(
     scenarios.write("scenarios/memory.yaml", scenarios.full())
     scenarios.write_text("conftest.py", WEAK_EXCERPT_CHECK)
     result = pytester.runpytest(
-        "--diageval-mutate", "--diageval-report", "out.json", "-k", "digit or negation"
+        "--diageval-mutate", "--diageval-report", "out.json", "-k", "digit- or negation"
     )
     report = _report(pytester.path / "out.json")
     mutants = _mutants(report)
@@ -168,7 +170,7 @@ def test_without_the_seam_the_same_forgeries_are_killed(
     pytester: pytest.Pytester, scenarios: ScenarioDir
 ) -> None:
     scenarios.write("scenarios/memory.yaml", scenarios.full())
-    result = pytester.runpytest("--diageval-mutate", "-k", "digit or negation")
+    result = pytester.runpytest("--diageval-mutate", "-k", "digit- or negation")
     result.assert_outcomes(passed=6)
 
 
@@ -183,7 +185,7 @@ def test_two_workers_report_the_same_totals(
     )
     assert parallel.parseoutcomes() == single.parseoutcomes()
     assert _report(pytester.path / "parallel.json") == _report(pytester.path / "single.json")
-    assert _report(pytester.path / "single.json")["mutation"]["totals"]["equivalent"] == 10
+    assert _report(pytester.path / "single.json")["mutation"]["totals"]["equivalent"] == 14
 
 
 def test_mutation_never_records(pytester: pytest.Pytester, scenarios: ScenarioDir) -> None:
@@ -216,7 +218,7 @@ def test_a_cassette_scenario_is_mutated_offline(
     result = pytester.runpytest("--diageval-mutate", "--diageval-report", "out.json")
     report = _report(pytester.path / "out.json")
     assert report["mutation"]["totals"]["error"] == 0
-    assert report["mutation"]["totals"]["tried"] == 18
+    assert report["mutation"]["totals"]["tried"] == 36
     mutants = _mutants(report)
     for name in ALWAYS_KILLED:
         assert mutants[name]["outcome"] == "killed", name

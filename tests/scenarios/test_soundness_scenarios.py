@@ -84,13 +84,18 @@ RULES: dict[str, tuple[list[tuple[str, int | None]], list[tuple[str, str, str | 
         [("fact.claim_ceiling", 0), *MATRIX],
         [("claim-1", "no_evidence", "claim.timestamp_not_cited"), TWO_DIRECT[1]],
     ),
+    # The item decides which of two contradicting claims falls.
     "claim-contradicts-claim.yaml": (
-        [("fact.claim_ceiling", 0), ("fact.claim_ceiling", 2), *MATRIX],
-        [
-            ("claim-1", "no_evidence", "claim.contradicts_claim"),
-            TWO_DIRECT[1],
-            ("claim-3", "no_evidence", "claim.contradicts_claim"),
-        ],
+        [("fact.claim_ceiling", 2), *MATRIX],
+        [*TWO_DIRECT, ("claim-3", "no_evidence", "claim.polarity_contradicts_item")],
+    ),
+    "claim-polarity-contradicts-item.yaml": (
+        [("fact.claim_ceiling", 0), *MATRIX],
+        [("claim-1", "no_evidence", "claim.polarity_contradicts_item"), TWO_DIRECT[1]],
+    ),
+    "claim-denial-without-no-hit.yaml": (
+        [("fact.claim_ceiling", 0), *MATRIX],
+        [("claim-1", "no_evidence", "claim.denial_without_no_hit"), TWO_DIRECT[1]],
     ),
     **{
         f"claim-{name}.yaml": ([("fact.claim_ceiling", 0), *MATRIX], [("claim-1", ceiling, rule)])

@@ -14,6 +14,7 @@ from pytest_diageval.core.answer.composer import Composition, compose_answer
 from pytest_diageval.core.answer.routing import decide_route
 from pytest_diageval.core.contract.contracts import (
     ExecutorContract,
+    GatekeeperResult,
     ToolTraceSummaryItem,
     VerifierOutput,
 )
@@ -245,6 +246,7 @@ def clean(text: str) -> str:
 class Outcome:
     decision: VerdictDecision
     composition: Composition
+    gatekeeper: GatekeeperResult
 
 
 def run_pipeline(case: Generated) -> Outcome:
@@ -271,4 +273,4 @@ def run_pipeline(case: Generated) -> Outcome:
         executor_final_answer=contract.user_facing_answer,
         gatekeeper=gatekeeper,
     )
-    return Outcome(decision, composition)
+    return Outcome(decision, composition, gatekeeper)

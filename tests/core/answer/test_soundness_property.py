@@ -25,6 +25,7 @@ provenance, never by the composer's own matcher:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 
@@ -39,6 +40,7 @@ from pytest_diageval.core.answer.templates import (
     NO_DIRECT_ANSWER,
     left_out_line,
 )
+from pytest_diageval.core.text.key_facts import contained, extract, normalise, split_sentences
 from support.soundness_cases import (
     ACTIONS,
     CLAIM_TEXTS,
@@ -98,6 +100,41 @@ def leaked_extras(answer: str) -> list[str]:
     return leaked + [repr(ch) for ch in HIDDEN if ch in answer]
 
 
+def unbacked_facts(case: Generated, outcome: Outcome) -> list[str]:
+    """On a verbatim PASS: each published sentence whose key facts (core.text.key_facts) are
+    contained in no used claim's facts and that claim's verified evidence, checked apart from
+    the composer's own word and subject rules ('' list when every one is)."""
+    if outcome.composition.output.source != "verbatim":
+        return []
+    contract = case.contract()
+    used = set(outcome.composition.output.claims_used)
+    backings = []
+    for claim in contract.claims:
+        if claim.claim_id in used:
+            rows = outcome.gatekeeper.checked_bindings
+            texts = [r.matched_text or "" for r in rows if r.claim_id == claim.claim_id]
+            facts = [extract(text) for text in [claim.claim_text, *texts]]
+            own = facts[0]
+            backings.append(
+                (
+                    normalise(claim.claim_text).rstrip("。."),
+                    dataclasses.replace(
+                        own,
+                        numbers=own.numbers.union(*(f.numbers for f in facts)),
+                        entities=own.entities.union(*(f.entities for f in facts)),
+                        timestamps=own.timestamps.union(*(f.timestamps for f in facts)),
+                    ),
+                )
+            )
+    problems = []
+    for sentence in split_sentences(outcome.composition.answer):
+        facts = extract(sentence)
+        same = [text for text, _ in backings if normalise(sentence).rstrip("。.") == text]
+        if not same and all(contained(facts, backing) is not None for _, backing in backings):
+            problems.append(sentence)
+    return problems
+
+
 def check_property(case: Generated) -> Outcome:
     outcome = run_pipeline(case)
     answer = outcome.composition.answer
@@ -105,6 +142,7 @@ def check_property(case: Generated) -> Outcome:
     assert leaked == [], answer
     if outcome.decision.derived_verdict == "PASS":
         assert unsound_pass_statements(case, outcome) == [], answer
+        assert unbacked_facts(case, outcome) == [], answer
     return outcome
 
 
@@ -172,7 +210,12 @@ def test_the_property_catches_a_composer_that_publishes_every_pass_verbatim(
     outcome = run_pipeline(case)
     assert outcome.decision.derived_verdict == "PASS"
     assert outcome.composition.output.source == "verbatim"
-    assert leaked_extras(outcome.composition.answer) or unsound_pass_statements(case, outcome)
+    answer = outcome.composition.answer
+    assert (
+        leaked_extras(answer)
+        or unsound_pass_statements(case, outcome)
+        or unbacked_facts(case, outcome)
+    )
 
 
 # --------------------------------------------------------------------------- known hole

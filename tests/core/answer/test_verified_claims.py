@@ -60,7 +60,7 @@ def _fact(
 DIRECT = _fact("direct_evidence", "trace-1", [1])
 # Raw output whose words are all grounded (the alert's number): only the presentability
 # screen stops it. (A raw field name such as claim_text is an entity no item shows.)
-RAW = '```\n91%\n```'
+RAW = "```\n91%\n```"
 SELECTIONS = [
     ("direct claim", claim_data(MEMORY, [ALERT, LOG]), [DIRECT], "used direct_evidence"),
     (

@@ -28,6 +28,10 @@ LOG = (
     "[2026-07-08T11:17:00+08:00][WARN][order-service] 内存使用率过高: 91.0%, JVM堆内存: 3.8GB/4GB,"
     " GC次数: 128"
 )
+SYNC = (
+    "[2026-07-08T10:58:00+08:00][INFO][inventory-service] 库存同步完成: 1240 个 SKU 已更新,"
+    " 耗时 860ms"
+)
 TRUNCATED = "HighMemoryUsage firing, service=order-service, current=91"
 
 
@@ -37,12 +41,35 @@ TRUNCATED = "HighMemoryUsage firing, service=order-service, current=91"
         ("order-service 当前存在 HighMemoryUsage 告警，内存使用率达到 91%。", [ALERT], None),
         ("order-service JVM堆内存 3.8GB/4GB，GC 128 次。", [LOG], None),
         ("2026-07-08 11:17 order-service 内存使用率 91%。", [LOG], None),
-        ("order-service 内存使用率达到 91%。", [TRUNCATED], None),  # a cut unit, same value
+        ("order-service 内存使用率达到 91GB。", [ALERT], "claim.number_not_cited"),  # unit
+        ("order-service 内存使用率达到 91%。", [TRUNCATED], "claim.number_not_cited"),
         ("order-service 内存使用率达到 95%。", [ALERT], "claim.number_not_cited"),
         ("order-service JVM堆内存 3.9GB/4GB。", [LOG], "claim.number_not_cited"),
         ("order-service 出现 OutOfMemoryError。", [ALERT, LOG], "claim.entity_not_cited"),
         ("order-service 存在 HighCPUUsage 告警。", [ALERT], "claim.entity_not_cited"),
         ("2026-07-08 11:07 order-service 内存使用率 91%。", [LOG], "claim.timestamp_not_cited"),
+        ("order-service 内存使用率达到 91%，请立即重启。", [ALERT], "claim.action_in_claim"),
+        ("order-service 当前不存在 HighMemoryUsage 告警。", [ALERT], "claim.denial_without_no_hit"),
+        ("order-service 内存使用率未达到 91%。", [ALERT], "claim.polarity_contradicts_item"),
+        (
+            "order-service 内存使用率 91%，因此根因是内存泄漏。",
+            [ALERT, LOG],
+            "claim.conclusion_not_cited",
+        ),
+        ("order-service 内存使用率 91%，因此触发 HighMemoryUsage 告警。", [ALERT], None),
+        (
+            "inventory-service 存在 HighMemoryUsage 告警，order-service 库存同步耗时 860ms。",
+            [ALERT.replace("order-service", "inventory-service"), SYNC],
+            None,
+        ),
+        (
+            "order-service 存在 HighMemoryUsage 告警，inventory-service 库存同步耗时 860ms。",
+            [
+                ALERT.replace("order-service", "inventory-service"),
+                SYNC.replace("inventory", "order"),
+            ],
+            "claim.subject_swapped",
+        ),
         # Services are the subject rule's (claim.subject_not_cited), not this one's.
         ("inventory-service 内存使用率达到 91%。", [ALERT], None),
     ],

@@ -85,10 +85,15 @@ def test_every_mutant_of_the_example_in_claim_binding_kind_order(example: Replay
         f"{kind}-claim-1-{number}" for number in (0, 1) for kind in mutants_module.BINDING_KINDS
     ]
     per_claim = [f"{kind}-claim-1-all" for kind in mutants_module.CLAIM_KINDS]
-    assert names == [*per_binding, *per_claim, "extra-sentence-answer-all"]
+    per_statement = [
+        f"{kind}-claim-1-{target}"
+        for kind in mutants_module.STATEMENT_KINDS
+        for target in ("answer", "text")
+    ]
+    assert names == [*per_binding, *per_claim, *per_statement, "extra-sentence-answer-all"]
 
 
-def test_the_example_has_five_equivalent_mutants_with_their_reasons(
+def test_the_example_has_seven_equivalent_mutants_with_their_reasons(
     by_name: dict[str, Mutant],
 ) -> None:
     equivalent = {name: m.equivalent for name, m in by_name.items() if m.equivalent is not None}
@@ -103,6 +108,9 @@ def test_the_example_has_five_equivalent_mutants_with_their_reasons(
         " at this path",
         "other-service-claim-1-1": "no invocation about another service holds the same text"
         " at this path",
+        # The claim states no time of day to move.
+        "statement-timestamp-claim-1-answer": "the statement states no time",
+        "statement-timestamp-claim-1-text": "the statement states no time",
     }
     assert by_name["other-path-claim-1-0"].contract is None
 
@@ -273,7 +281,17 @@ def test_extra_sentence_carries_the_text_whose_publication_is_the_harm(
 ) -> None:
     mutant = by_name["extra-sentence-answer-all"]
     assert mutant.forged_text == EXTRA_SENTENCE.format(service="order-service")
-    assert all(m.forged_text is None for m in by_name.values() if m is not mutant)
+    # A statement mutant's harm is its edited statement reaching the user; citation and claim
+    # mutants' harm is the PASS itself.
+    statement = by_name["statement-number-claim-1-text"]
+    assert statement.forged_text is not None
+    assert statement.contract is not None
+    assert statement.contract["claims"][0]["claim_text"] == statement.forged_text
+    answer = by_name["statement-number-claim-1-answer"]
+    assert answer.contract is not None
+    assert answer.contract["user_facing_answer"].endswith(str(answer.forged_text))
+    harmless = [m for m in by_name.values() if not m.kind.startswith("statement-")]
+    assert all(m.forged_text is None for m in harmless if m is not mutant)
 
 
 def _with_bindings(base: MutationBase, *bindings: dict[str, Any]) -> MutationBase:

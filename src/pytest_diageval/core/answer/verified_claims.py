@@ -16,10 +16,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from pytest_diageval.core.answer.statements import (
-    ClaimSource,
-    strip_control,
-)
+from pytest_diageval.core.answer.statements import ClaimSource, hides_text, strip_control
 from pytest_diageval.core.contract.contracts import (
     Claim,
     ExecutorContract,
@@ -108,6 +105,8 @@ def _judge(
         return None, f"its final label is {weak[0]}"
     if not presentable(text):
         return None, "its text is not presentable (raw output, a template slot or empty)"
+    if hides_text(text):
+        return None, "its text hides words from a reader (strikethrough or a combining mark)"
     label: FactVerification = (
         "direct_evidence" if all(x == "direct_evidence" for x in labels) else "indirect_support"
     )

@@ -7,18 +7,19 @@ compare the claim's key facts (:mod:`.key_facts`) with the items its passed bind
 answer fabricates a key entity, error code, or conclusion that does not exist in the tool
 evidence"). Each failure caps the claim at no_evidence under its own rule:
 
-================================  ==========================================================
-rule                              the claim …
-================================  ==========================================================
-``claim.number_not_cited``        states a number (with its unit) no cited item shows
-``claim.entity_not_cited``        names an alert, exception, code, id or alias no item shows
-``claim.timestamp_not_cited``     states a time no cited item carries
-``claim.negative_kind``           denies logs (alerts) with no no-hit search of logs (alerts)
-``claim.negative_terms``          denies a term none of its no-hit searches asked for
-``claim.negative_filter``         cites a search filtered more narrowly (a log level) than it
-                                  says
-``claim.contradicts_claim``       and another claim cite the same item with opposite polarity
-================================  ==========================================================
+* ``claim.number_not_cited``: states a number (with its unit) no cited item shows;
+* ``claim.entity_not_cited``: names an alert, exception, code or id no item shows;
+* ``claim.timestamp_not_cited``: states a time no cited item carries;
+* ``claim.action_in_claim``: recommends a fix (a claim states what the evidence shows);
+* ``claim.denial_without_no_hit``: denies that something exists or occurred without being a
+  ``negative_observation`` (only a search that found nothing supports a denial);
+* ``claim.polarity_contradicts_item``: asserts what every cited item denies, or the reverse;
+* ``claim.conclusion_not_cited``: concludes (after a causal connective) what no item shows;
+* ``claim.negative_kind``: denies logs (alerts) with no no-hit search of logs (alerts);
+* ``claim.negative_terms``: denies a term none of its no-hit searches asked for;
+* ``claim.negative_filter``: cites a search filtered more narrowly (a log level) than it says;
+* ``claim.contradicts_claim``: it and another standing claim read one item with opposite
+  polarity (the item decides first, through ``claim.polarity_contradicts_item``).
 
 A service the claim names is :mod:`.claim_support`'s ``claim.subject_not_cited`` (the service a
 call asked for counts as cited there), so one cause gets one rule. Like that rule, these need
@@ -28,17 +29,22 @@ quoted excerpts, which are parts of items, so nothing is compared.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from pytest_diageval.core.contract.contracts import CheckedBinding, Claim, ToolInvocation
-from pytest_diageval.core.text.key_facts import Facts, extract, missing_fact
+from pytest_diageval.core.text.excerpt_tokens import tokenise
+from pytest_diageval.core.text.key_facts import Facts, extract, missing_fact, normalise
+from pytest_diageval.core.text.normalised import clean
 
 __all__ = [
     "GROUNDING_RULES",
     "contradicting_claims",
+    "denies",
     "negative_problem",
+    "negative_statement_problem",
     "ungrounded",
 ]
 
@@ -47,8 +53,11 @@ GROUNDING_RULES = {
     "entity": "claim.entity_not_cited",
     "timestamp": "claim.timestamp_not_cited",
 }
-_BARE_RE = re.compile(r"(?:[a-z_]+=)?(\d+(?:\.\d+)?)")
-_VALUE_RE = re.compile(r"(?:[a-z_]+=)?(\d+(?:\.\d+)?)")
+_CLAUSE_RE = re.compile(r"[，,；;、：:]+(?!\d)")
+_DENIAL_RE = re.compile(
+    r"(?:不|未|没有|并未|从未|无)(?:曾)?(?:存在|出现|发生|检索到|发现|触发|命中|查到)"
+    r"|\bnot found\b|\bno (?:\w+ ){0,3}(?:found|hits?|matches)\b|\bdid not (?:occur|appear|fire)\b"
+)
 _LOG_WORDS = ("日志", "log")
 _ALERT_WORDS = ("告警", "alert")
 _LEVEL_WORDS = {
@@ -60,14 +69,100 @@ _LEVEL_WORDS = {
 
 
 def ungrounded(claim_text: str, cited_texts: Sequence[str]) -> tuple[str, str] | None:
-    """``(rule, reason)`` when a number, entity or timestamp of the claim is in none of the
-    cited item texts; else None. Services are the subject rule's (``claim.subject_not_cited``
-    counts the service a call asked for), so they are left out here."""
+    """``(rule, reason)`` when the claim asserts what its cited items do not show; else None.
+
+    In order: an action (a claim states what was seen; a fix belongs in recommended_actions),
+    a number, entity or timestamp in no item, a polarity every item contradicts, and a
+    conclusion (what follows a causal connective) whose words no item shows. Services are the
+    subject rule's (``claim.subject_not_cited`` counts the service a call asked for)."""
     claim = _without_services(extract(claim_text))
+    if claim.actions:
+        action = sorted(claim.actions)[0]
+        return "claim.action_in_claim", f"it recommends an action ({action}), which no item shows"
+    if denies(claim_text):
+        return (
+            "claim.denial_without_no_hit",
+            "it denies that something exists or occurred;"
+            " only a negative_observation citing a search that found nothing may",
+        )
     cited = [extract(text) for text in cited_texts]
-    numbers = frozenset().union(*(c.numbers for c in cited))
-    backing = Facts(
-        numbers=numbers | _unit_cut_off(claim.numbers, numbers),
+    found = missing_fact(claim, _union(cited))
+    if found is not None:
+        kind, fact = found
+        reason = f"the claim states {kind} {fact!r}, which none of its cited items shows"
+        return GROUNDING_RULES[kind], reason
+    if cited and all(item.polarity != claim.polarity for item in cited):
+        reason = f"the claim is {claim.polarity}; every item it cites reads the other way"
+        return "claim.polarity_contradicts_item", reason
+    return _segment_problem(claim_text, cited_texts) or _conclusion_problem(
+        claim_text, claim.causal, cited_texts
+    )
+
+
+def denies(text: str) -> bool:
+    """The text says something does not exist or did not occur (不存在, 未检索到, not found)."""
+    return _DENIAL_RE.search(normalise(text)) is not None
+
+
+def negative_statement_problem(
+    claim_text: str, no_hit_texts: Sequence[str]
+) -> tuple[str, str] | None:
+    """A negative_observation must deny, recommend nothing, and conclude only what its
+    searches show (nothing: a search that found nothing concludes no cause)."""
+    facts = extract(claim_text)
+    if facts.actions:
+        action = sorted(facts.actions)[0]
+        return "claim.action_in_claim", f"it recommends an action ({action}), which no search shows"
+    if not denies(claim_text):
+        return (
+            "claim.polarity_contradicts_item",
+            "a negative_observation that denies nothing;"
+            " its searches found nothing, so it asserts what they do not show",
+        )
+    return _conclusion_problem(claim_text, facts.causal, no_hit_texts)
+
+
+def _segment_problem(claim_text: str, cited_texts: Sequence[str]) -> tuple[str, str] | None:
+    """What the claim says of each service must be in the items about that service: sets of
+    facts cannot see "A 有告警，B 同步完成" swapped into "B 有告警，A 同步完成"."""
+    items = [(_services(facts), facts) for facts in map(extract, cited_texts)]
+    for subjects, facts in _segments(claim_text):
+        about = [item for services, item in items if subjects and subjects <= services]
+        if not about:
+            continue  # no item about the service: claim.subject_not_cited's business
+        found = missing_fact(_without_services(facts), _union(about))
+        if found is not None:
+            reason = (
+                f"it says {found[1]!r} of {', '.join(sorted(subjects))}, which no item"
+                " about that service shows"
+            )
+            return "claim.subject_swapped", reason
+    return None
+
+
+def _segments(text: str) -> list[tuple[frozenset[str], Facts]]:
+    """The claim's clauses grouped under the services they speak of (a clause naming none
+    continues the previous one's), with the facts of each group."""
+    groups: list[tuple[frozenset[str], Facts]] = []
+    for clause in _CLAUSE_RE.split(text):
+        facts = extract(clause)
+        named = _services(facts)
+        if named and (not groups or named != groups[-1][0]):
+            groups.append((named, facts))
+        elif groups:
+            groups[-1] = (groups[-1][0], _union([groups[-1][1], facts]))
+        else:
+            groups.append((frozenset(), facts))
+    return groups
+
+
+def _services(facts: Facts) -> frozenset[str]:
+    return frozenset(e for e in facts.entities if e.endswith("-service"))
+
+
+def _union(cited: Sequence[Facts]) -> Facts:
+    return Facts(
+        numbers=frozenset().union(*(c.numbers for c in cited)),
         entities=frozenset().union(*(c.entities for c in cited)),
         timestamps=frozenset().union(*(c.timestamps for c in cited)),
         polarity="positive",
@@ -76,13 +171,6 @@ def ungrounded(claim_text: str, cited_texts: Sequence[str]) -> tuple[str, str] |
         actions=frozenset(),
         confirms=False,
     )
-    found = missing_fact(claim, backing)
-    if found is None:
-        return None
-    kind, fact = found
-    return GROUNDING_RULES[
-        kind
-    ], f"the claim states {kind} {fact!r}, which none of its cited items shows"
 
 
 def negative_problem(claim_text: str, searches: Sequence[ToolInvocation]) -> tuple[str, str] | None:
@@ -145,15 +233,54 @@ def _opposite(first: Facts, second: Facts) -> bool:
 
 
 def _without_services(facts: Facts) -> Facts:
-    services = frozenset(e for e in facts.entities if e.endswith("-service"))
-    return replace(facts, entities=facts.entities - services)
+    return replace(facts, entities=facts.entities - _services(facts))
 
 
-def _unit_cut_off(claimed: frozenset[str], cited: frozenset[str]) -> frozenset[str]:
-    """The claim's quantities whose value a cited item shows with no unit at all: a truncated
-    preview ("current=91" of "current=91%") may cut the unit, never change the value."""
-    bare = {found.group(1) for n in cited if (found := _BARE_RE.fullmatch(n))}
-    return frozenset(n for n in claimed if (found := _VALUE_RE.match(n)) and found.group(1) in bare)
+def _conclusion_problem(
+    claim_text: str, causal: frozenset[str], cited_texts: Sequence[str]
+) -> tuple[str, str] | None:
+    """What follows a causal connective is the claim's conclusion: its words must be in the
+    items it cites ("…，因此根因是内存泄漏" cannot rest on an alert that says nothing of a leak)."""
+    text = clean(claim_text)  # not casefolded: mixed-case names are entities
+    folded = text.lower()
+    starts = [folded.find(marker) + len(marker) for marker in causal if marker in folded]
+    if not starts:
+        return None
+    conclusion = text[min(starts) :]
+    concrete = _without_services(extract(conclusion))
+    if concrete.entities or concrete.numbers:  # it names something: the items must show it
+        found = missing_fact(concrete, _union([extract(t) for t in cited_texts]))
+        if found is None:
+            return None
+        reason = f"its conclusion names {found[1]!r}, which none of its cited items shows"
+        return "claim.conclusion_not_cited", reason
+    cited = set(_words(" ".join(cited_texts)))  # it names nothing: its words must be there
+    missing = [word for word in _words(conclusion) if word not in cited]
+    if not missing:
+        return None
+    reason = f"its conclusion says {missing[0]!r}, which none of its cited items shows"
+    return "claim.conclusion_not_cited", reason
+
+
+def _words(text: str) -> list[str]:
+    """Latin words and numbers, and CJK bigrams (the character of a one-character run)."""
+    words: list[str] = []
+    run: list[str] = []
+    end = -1
+    for token in tokenise(text).tokens:
+        if token.kind == "cjk" and token.start == end:
+            run.append(token.key)
+        else:
+            words.extend(_bigrams(run))
+            run = [token.key] if token.kind == "cjk" else []
+            if token.kind != "cjk" and not token.is_filler:
+                words.append(token.key)
+        end = token.end
+    return words + _bigrams(run)
+
+
+def _bigrams(run: list[str]) -> list[str]:
+    return run if len(run) == 1 else [a + b for a, b in itertools.pairwise(run)]
 
 
 def _target(row: CheckedBinding) -> tuple[int | None, str]:

@@ -48,6 +48,7 @@ from pytest_diageval.core.contract.gatekeeper_rules import NO_HIT_RAW_PATHS
 from pytest_diageval.core.judge.claim_grounding import (
     contradicting_claims,
     negative_problem,
+    negative_statement_problem,
     ungrounded,
 )
 from pytest_diageval.core.text.excerpt_tokens import normalise
@@ -73,6 +74,7 @@ _SUPPORT_LEVEL_CAP: dict[str, FactVerification] = {
     "indirect": "indirect_support",
     "none": "no_evidence",
 }
+_SUPPORTING = frozenset({"direct_evidence", "indirect_support"})
 _SERVICE_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-service")
 
 
@@ -124,9 +126,13 @@ def _without_contradictions(
     rows_by_claim: Mapping[str, Sequence[CheckedBinding]],
     ceilings: dict[str, ClaimCeiling],
 ) -> dict[str, ClaimCeiling]:
-    """Two claims that read one item with opposite polarity cannot both stand: neither does."""
+    """Two claims that read one item with opposite polarity cannot both stand. The item
+    decides first (``claim.polarity_contradicts_item`` stops the claim it contradicts); two
+    claims that both still stand after that read items the code cannot decide between, so
+    neither stands."""
     passed = {cid: [r for r in rows if r.status == "pass"] for cid, rows in rows_by_claim.items()}
-    for claim_id, other in contradicting_claims(claims, passed).items():
+    standing = [c for c in claims if ceilings[c.claim_id].ceiling in _SUPPORTING]
+    for claim_id, other in contradicting_claims(standing, passed).items():
         ceiling = ceilings[claim_id]
         if label_rank(ceiling.ceiling) > label_rank("no_evidence"):
             ceilings[claim_id] = ceiling.model_copy(
@@ -282,7 +288,10 @@ def _negative_ceiling(
     if problem is not None:
         return ClaimCeiling(**base, ceiling="no_evidence", rule="claim.negative_subject",
                             reason=f"negative_observation {claim.claim_id}: {problem}")  # fmt: skip
-    uncovered = negative_problem(claim.claim_text, searches)
+    no_hits = [_item_text(row, by_id) for row in passed if _is_no_hit(row)]
+    uncovered = negative_problem(claim.claim_text, searches) or negative_statement_problem(
+        claim.claim_text, no_hits
+    )
     if uncovered is not None:
         rule, reason = uncovered
         return ClaimCeiling(**base, ceiling="no_evidence", rule=rule,

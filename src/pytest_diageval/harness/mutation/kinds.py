@@ -34,6 +34,19 @@ Per claim (``<kind>-<claim id>-all``):
   false``: an unsupported claim declared unimportant to escape the verdict matrix (a
   verifier-output mutant; the contract is unchanged).
 
+Per claim and statement (``<kind>-<claim id>-answer`` and ``<kind>-<claim id>-text``), the
+claim's text edited so that its words stay plausible and what it asserts changes
+(:mod:`~pytest_diageval.harness.mutation.statement_edits`): ``statement-number`` (a value),
+``statement-unit``, ``statement-subject`` (another service of the world),
+``statement-alias`` (another service by its alias), ``statement-polarity`` (a negation
+added or removed), ``statement-causal`` (a root cause joined with 因此),
+``statement-action`` (a fix joined), ``statement-timestamp`` (a minute later),
+``statement-markup`` (a negation or the subject struck through with ``~~``) and
+``statement-digits`` (a changed value in Arabic-Indic digits). The ``answer`` target appends
+the edited statement to ``user_facing_answer``; the ``text`` target makes it the claim's text
+(citations unchanged). The harm is the edited statement reaching the user at PASS
+(:attr:`Mutant.forged_text`).
+
 For the answer, ``extra-sentence`` (``extra-sentence-answer-all``): a confirmed-sounding
 sentence appended to ``user_facing_answer``, outside any claim. It is the one kind whose harm
 is a text reaching the user (:attr:`Mutant.forged_text`): it survives only when it ends PASS
@@ -50,6 +63,7 @@ __all__ = [
     "EXTRA_SENTENCE",
     "KINDS",
     "SEED_RULES",
+    "STATEMENT_KINDS",
 ]
 
 BINDING_KINDS = (
@@ -65,7 +79,19 @@ BINDING_KINDS = (
 )
 CLAIM_KINDS = ("runbook-only", "unbound", "reattributed", "demoted")
 ANSWER_KINDS = ("extra-sentence",)
-KINDS = BINDING_KINDS + CLAIM_KINDS + ANSWER_KINDS
+STATEMENT_KINDS = (
+    "statement-number",
+    "statement-unit",
+    "statement-subject",
+    "statement-alias",
+    "statement-polarity",
+    "statement-causal",
+    "statement-action",
+    "statement-timestamp",
+    "statement-markup",
+    "statement-digits",
+)
+KINDS = BINDING_KINDS + CLAIM_KINDS + STATEMENT_KINDS + ANSWER_KINDS
 
 _CITATION_RULE = (
     '000: "a claim with fabricated or missing evidence references SHALL NOT be classified as'
@@ -86,6 +112,11 @@ SEED_RULES: dict[str, str] = {
     ' indirect support"; the verifier may not choose which claims are critical',
     "extra-sentence": '000: "unsupported extra facts SHALL lower the verdict"; 004: "Composer'
     ' 只表达 Verifier 允许输出的内容"',
+    **dict.fromkeys(
+        STATEMENT_KINDS,
+        '000: REJECT when "the answer fabricates a key entity, error code, or conclusion that'
+        ' does not exist in the tool evidence"; 004: "Composer 只表达 Verifier 允许输出的内容"',
+    ),
 }
 """Per kind, the seed rule a surviving mutant got through (quoted in its failure message)."""
 

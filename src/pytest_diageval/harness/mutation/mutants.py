@@ -21,7 +21,7 @@ import copy
 import dataclasses
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +48,9 @@ from pytest_diageval.harness.mutation.kinds import (
     EXTRA_SENTENCE,
     KINDS,
     SEED_RULES,
+    STATEMENT_KINDS,
 )
+from pytest_diageval.harness.mutation.statement_edits import StatementEdit, statement_edits
 
 __all__ = [
     "ANSWER_KINDS",
@@ -57,6 +59,7 @@ __all__ = [
     "EXTRA_SENTENCE",
     "KINDS",
     "SEED_RULES",
+    "STATEMENT_KINDS",
     "Mutant",
     "MutationBase",
     "RunbookQuote",
@@ -78,6 +81,8 @@ class MutationBase:
     services: Sequence[str]
     runbook: RunbookQuote | str
     """The runbook quote the runbook kinds cite, or why there is none."""
+    aliases: Mapping[str, Sequence[str]] = dataclasses.field(default_factory=dict)
+    """The world's service aliases (service -> names), for ``statement-alias``."""
 
 
 @dataclass(frozen=True)
@@ -129,8 +134,9 @@ def derive_mutants(base: MutationBase) -> list[Mutant]:
     for kind, claim, binding, outcome in context.outcomes():
         extra_call = context.runbook_call if kind in _RUNBOOK_KINDS else None
         mutant = _mutant(kind, claim, binding, outcome, extra_call)
-        if kind == "extra-sentence" and mutant.equivalent is None:
-            mutant = dataclasses.replace(mutant, forged_text=context.extra_sentence)
+        forged = context.forged.get((kind, claim, binding))
+        if mutant.equivalent is None and forged is not None:
+            mutant = dataclasses.replace(mutant, forged_text=forged)
         if mutant.equivalent is None:
             key = json.dumps([mutant.contract, mutant.verifier, mutant.extra_call], sort_keys=True)
             if key in seen:
@@ -172,6 +178,11 @@ class _Context:
         service = next((s for s in self.services if s in answer), None)
         service = service or (self.services[0] if self.services else "the service")
         self.extra_sentence = EXTRA_SENTENCE.format(service=service)
+        self.statement_edits = statement_edits(self.services, base.aliases)
+        # (kind, claim, binding) -> the text whose publication is the mutant's harm
+        self.forged: dict[tuple[str, str, str], str] = {
+            ("extra-sentence", "answer", "all"): self.extra_sentence
+        }
 
     def outcomes(self) -> Iterator[tuple[str, str, str, _Outcome]]:
         binding_kinds: dict[str, Callable[[Data, Data], _Outcome]] = {
@@ -194,6 +205,9 @@ class _Context:
             yield "unbound", token, "all", self._unbound(index)
             yield "reattributed", token, "all", self._reattributed(index)
             yield "demoted", token, "all", self._demoted(index)
+            for kind, edit in self.statement_edits.items():
+                for target in ("answer", "text"):
+                    yield kind, token, target, self._statement(kind, index, target, edit)
         yield "extra-sentence", "answer", "all", self._extra_sentence()
 
     # ----------------------------------------------------------------- per binding
@@ -326,6 +340,24 @@ class _Context:
         verifier["critical_fact_count"] = max(0, verifier["critical_fact_count"] - critical)
         change = f"{len(facts)} verifier fact(s) of {claim_id} → no_evidence, is_critical false"
         return change, None, verifier
+
+    # ----------------------------------------------------------------- per statement
+
+    def _statement(
+        self, kind: str, index: int, target: str, edit: Callable[[str], StatementEdit]
+    ) -> _Outcome:
+        contract = copy.deepcopy(self.contract)
+        claim = contract["claims"][index]
+        edited = edit(claim["claim_text"])
+        if isinstance(edited, str):
+            return edited
+        text, change = edited
+        if target == "answer":
+            contract["user_facing_answer"] = contract.get("user_facing_answer", "") + text
+        else:
+            claim["claim_text"] = text
+        self.forged[(kind, self.claim_tokens[index], target)] = text
+        return f"{target}: {change} ({text!r})", contract, None
 
     # ----------------------------------------------------------------- the answer
 

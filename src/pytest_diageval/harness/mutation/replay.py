@@ -128,6 +128,7 @@ def plan_replay(
         invocations=result.invocations,
         services=world_services(world),
         runbook=_runbook_quote(world, result, entries, rounds),
+        aliases=world.aliases,
     )
     return ReplayPlan(
         scenario_id, query, world, tuple(entries), tuple(rounds), cassette, result, base
