@@ -2,7 +2,7 @@
 
 The scenarios are the documented example (``high-memory-positive``, a PASS with two bindings)
 and its LOW_CONFID variant, written into a pytester directory. What a mutant derives is pure
-(43 mutants, 7 equivalent, tests/harness/mutation/test_mutants.py); whether the guards of today kill
+(45 mutants, 8 equivalent, tests/harness/mutation/test_mutants.py); whether the guards of today kill
 each one is not pinned here, except for the citation forgeries the gatekeeper must always
 catch. A conftest seam that removes the gatekeeper's excerpt check shows what a weak guard
 looks like in the report.
@@ -40,6 +40,7 @@ EQUIVALENT = (
     "runbook-quote-claim-1-1",
     "other-service-claim-1-0",
     "other-service-claim-1-1",
+    "statement-modality-claim-1-text",
     "statement-timestamp-claim-1-answer",
     "statement-timestamp-claim-1-text",
 )
@@ -85,7 +86,7 @@ def test_every_mutant_is_an_item_named_by_kind_claim_and_binding(
     scenarios.write("scenarios/low.yaml", scenarios.low_confidence())
     result = pytester.runpytest("--diageval-mutate", "--collect-only", "-q")
     ids = [line for line in result.outlines if "::" in line]
-    assert len(ids) == 43  # the LOW_CONFID scenario has nothing to mutate
+    assert len(ids) == 45  # the LOW_CONFID scenario has nothing to mutate
     assert ids[0] == f"{NODE}::mutant[other-invocation-claim-1-0]"
     assert ids[-1] == f"{NODE}::mutant[extra-sentence-answer-all]"
     assert f"{NODE}::mutant[demoted-claim-1-all]" in ids
@@ -97,13 +98,13 @@ def test_outcomes_summary_and_json_agree(pytester: pytest.Pytester, scenarios: S
     report = _report(pytester.path / "out.json")
     totals = report["mutation"]["totals"]
     outcomes = result.parseoutcomes()
-    assert totals["equivalent"] == outcomes.get("skipped", 0) == 7
+    assert totals["equivalent"] == outcomes.get("skipped", 0) == 8
     assert totals["killed"] == outcomes.get("passed", 0)
     assert totals["survived"] + totals["error"] == outcomes.get("failed", 0)
-    assert totals["tried"] == 36
+    assert totals["tried"] == 37
     assert totals["error"] == 0
     mutants = _mutants(report)
-    assert len(mutants) == 43
+    assert len(mutants) == 45
     for name in ALWAYS_KILLED:
         assert (mutants[name]["outcome"], mutants[name]["verdict"]) == ("killed", "REJECT"), name
     for name in EQUIVALENT:
@@ -185,7 +186,7 @@ def test_two_workers_report_the_same_totals(
     )
     assert parallel.parseoutcomes() == single.parseoutcomes()
     assert _report(pytester.path / "parallel.json") == _report(pytester.path / "single.json")
-    assert _report(pytester.path / "single.json")["mutation"]["totals"]["equivalent"] == 14
+    assert _report(pytester.path / "single.json")["mutation"]["totals"]["equivalent"] == 16
 
 
 def test_mutation_never_records(pytester: pytest.Pytester, scenarios: ScenarioDir) -> None:
@@ -218,7 +219,7 @@ def test_a_cassette_scenario_is_mutated_offline(
     result = pytester.runpytest("--diageval-mutate", "--diageval-report", "out.json")
     report = _report(pytester.path / "out.json")
     assert report["mutation"]["totals"]["error"] == 0
-    assert report["mutation"]["totals"]["tried"] == 36
+    assert report["mutation"]["totals"]["tried"] == 37
     mutants = _mutants(report)
     for name in ALWAYS_KILLED:
         assert mutants[name]["outcome"] == "killed", name

@@ -170,3 +170,19 @@ def test_files_the_loader_refuses_the_schema_refuses(
         load_scenario(path)
     assert [problem.field_path for problem in caught.value.problems] == [field]
     assert schema_field in schema_error_fields(text)
+
+
+def test_an_inline_world_is_checked_by_the_worlds_own_schema() -> None:
+    """The inline world mapping is World's schema (its keys, aliases included), not any
+    mapping: an editor flags a misspelt world key and an alias that is not a list."""
+    base = {
+        "id": "inline-world",
+        "title": "t",
+        "query": "q",
+        "llm": {"script": [{"stage": "planner", "content": {"plan": "p", "steps": []}}]},
+        "expect": {"verdict": "PASS"},
+    }
+    world = {"now": "2026-07-08T11:20:00+08:00", "aliases": {"order-service": ["订单服务"]}}
+    assert list(VALIDATOR.iter_errors({**base, "world": world})) == []
+    for wrong in ({**world, "alerst": []}, {**world, "aliases": {"order-service": "订单服务"}}):
+        assert list(VALIDATOR.iter_errors({**base, "world": wrong})) != []

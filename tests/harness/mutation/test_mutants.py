@@ -93,7 +93,7 @@ def test_every_mutant_of_the_example_in_claim_binding_kind_order(example: Replay
     assert names == [*per_binding, *per_claim, *per_statement, "extra-sentence-answer-all"]
 
 
-def test_the_example_has_seven_equivalent_mutants_with_their_reasons(
+def test_the_example_has_eight_equivalent_mutants_with_their_reasons(
     by_name: dict[str, Mutant],
 ) -> None:
     equivalent = {name: m.equivalent for name, m in by_name.items() if m.equivalent is not None}
@@ -108,6 +108,9 @@ def test_the_example_has_seven_equivalent_mutants_with_their_reasons(
         " at this path",
         "other-service-claim-1-1": "no invocation about another service holds the same text"
         " at this path",
+        # A weaker claim text alone asserts less: the modality harm is in the answer.
+        "statement-modality-claim-1-text": "a weaker claim text alone asserts less: nothing to"
+        " publish",
         # The claim states no time of day to move.
         "statement-timestamp-claim-1-answer": "the statement states no time",
         "statement-timestamp-claim-1-text": "the statement states no time",

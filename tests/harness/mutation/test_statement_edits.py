@@ -24,6 +24,7 @@ EDITS = statement_edits(
         ("statement-unit", MEMORY, MEMORY.replace("91%", "91GB")),
         ("statement-subject", MEMORY, MEMORY.replace("order-service", "inventory-service")),
         ("statement-alias", MEMORY, MEMORY.replace("order-service", "支付服务")),
+        ("statement-modality", MEMORY, "可能" + MEMORY),
         ("statement-polarity", MEMORY, MEMORY.replace("当前存在", "当前不存在")),
         ("statement-polarity", NEGATIVE, NEGATIVE.replace("未检索到", "检索到")),
         ("statement-causal", MEMORY, MEMORY[:-1] + "，因此根因是内存泄漏。"),

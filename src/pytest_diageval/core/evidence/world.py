@@ -131,7 +131,11 @@ class World(_WorldModel):
     logs: list[LogEntry] = Field(default_factory=list)
     knowledge: list[KnowledgeDoc] = Field(default_factory=list)
     failures: dict[FailingTool, FailureKind] = Field(default_factory=dict)
-    aliases: dict[str, list[str]] = Field(default_factory=dict)
+    aliases: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Service -> the other names people call it (订单服务, order service): a"
+        " claim naming an alias is judged as naming the service. One service per alias.",
+    )
 
     @field_validator("aliases")
     @classmethod

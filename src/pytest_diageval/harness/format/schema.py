@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from pytest_diageval.agents.scripted.content import STAGE_CONTENT_MODELS
+from pytest_diageval.core.evidence.world import World
 from pytest_diageval.harness.format.scenario import Scenario
 
 __all__ = [
@@ -41,11 +42,25 @@ def scenario_json_schema() -> dict[str, Any]:
     generated = _without_nulls(Scenario.model_json_schema())
     generated.pop("title", None)
     _type_script_content(generated)
+    _type_inline_world(generated)
     return {
         "$schema": JSON_SCHEMA_DIALECT,
         "title": SCHEMA_TITLE,
         **generated,
     }
+
+
+def _type_inline_world(schema: dict[str, Any]) -> None:
+    """An inline ``world`` mapping is checked by the world's own models when it loads; the
+    schema says so too (its keys, ``aliases`` included), so an editor completes a world."""
+    world = _without_nulls(World.model_json_schema(ref_template="#/$defs/{model}"))
+    defs = schema.setdefault("$defs", {})
+    defs.update(world.pop("$defs", {}))
+    defs["World"] = world
+    alternatives = schema["properties"]["world"]["anyOf"]
+    for index, alternative in enumerate(alternatives):
+        if alternative.get("type") == "object":
+            alternatives[index] = {"$ref": "#/$defs/World"}
 
 
 def _without_nulls(node: Any) -> Any:

@@ -38,7 +38,8 @@ Per claim and statement (``<kind>-<claim id>-answer`` and ``<kind>-<claim id>-te
 claim's text edited so that its words stay plausible and what it asserts changes
 (:mod:`~pytest_diageval.harness.mutation.statement_edits`): ``statement-number`` (a value),
 ``statement-unit``, ``statement-subject`` (another service of the world),
-``statement-alias`` (another service by its alias), ``statement-polarity`` (a negation
+``statement-alias`` (another service by its alias), ``statement-modality`` (the claim
+hedged with 可能 while the answer still confirms it), ``statement-polarity`` (a negation
 added or removed), ``statement-causal`` (a root cause joined with 因此),
 ``statement-action`` (a fix joined), ``statement-timestamp`` (a minute later),
 ``statement-markup`` (a negation or the subject struck through with ``~~``) and
@@ -84,6 +85,7 @@ STATEMENT_KINDS = (
     "statement-unit",
     "statement-subject",
     "statement-alias",
+    "statement-modality",
     "statement-polarity",
     "statement-causal",
     "statement-action",

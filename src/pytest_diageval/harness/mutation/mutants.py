@@ -352,6 +352,10 @@ class _Context:
         if isinstance(edited, str):
             return edited
         text, change = edited
+        if kind == "statement-modality":  # the claim weakens; the answer confirms the original
+            if target == "text":
+                return "a weaker claim text alone asserts less: nothing to publish"
+            text, claim["claim_text"] = f"已确认：{claim['claim_text']}", text
         if target == "answer":
             contract["user_facing_answer"] = contract.get("user_facing_answer", "") + text
         else:

@@ -35,6 +35,7 @@ def statement_edits(
         "statement-unit": _unit,
         "statement-subject": lambda text: _subject(text, services),
         "statement-alias": lambda text: _alias(text, aliases),
+        "statement-modality": _modality,
         "statement-polarity": _polarity,
         "statement-causal": _causal,
         "statement-action": _action,
@@ -80,6 +81,13 @@ def _alias(text: str, aliases: Mapping[str, Sequence[str]]) -> StatementEdit:
     return text.replace(
         found.group(), other[1]
     ), f"subject {found.group()} → {other[1]} ({other[0]})"
+
+
+def _modality(text: str) -> StatementEdit:
+    """The claim hedged (可能 …); the mutant's answer keeps asserting it as confirmed."""
+    if "可能" in text:
+        return "the statement is hedged already"
+    return "可能" + text, "可能 put before the claim; the answer still says it is confirmed"
 
 
 def _polarity(text: str) -> StatementEdit:
