@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_diageval.core.text.excerpt_tokens import tokenise
+from pytest_diageval.core.text.excerpt_tokens import word_keys
 from pytest_diageval.core.text.key_facts import Facts, contained, extract, normalise
 
 __all__ = [
@@ -86,7 +86,7 @@ def content_tokens(text: str) -> list[str]:
     """Word and number keys, and CJK bigrams, of ``text`` without framing words."""
     for word in FRAMING_WORDS:
         text = text.replace(word, " ")
-    return _tokens(text)
+    return word_keys(text, FUNCTION_CHARS)
 
 
 def backing_claim(sentence: str, claims: Sequence[ClaimSource]) -> str | None:
@@ -176,29 +176,3 @@ def _segments(text: str) -> list[tuple[frozenset[str], list[str]]]:
 
 def _comparable(text: str) -> str:
     return " ".join(normalise(strip_control(text)).split()).rstrip("。.!！?？;；")
-
-
-def _tokens(text: str) -> list[str]:
-    keys: list[str] = []
-    run: list[str] = []
-    end = -1
-    for token in tokenise(text).tokens:
-        if token.kind == "cjk" and token.key in FUNCTION_CHARS:
-            pass  # dropped: the run goes on across it
-        elif token.kind == "cjk" and token.start == end:
-            run.append(token.key)
-        else:
-            keys.extend(_bigrams(run))
-            run = [token.key] if token.kind == "cjk" else []
-            if token.kind != "cjk" and not token.is_filler:
-                keys.append(token.key)
-        end = token.end
-    keys.extend(_bigrams(run))
-    return keys
-
-
-def _bigrams(run: Iterable[str]) -> list[str]:
-    chars = list(run)
-    if len(chars) == 1:
-        return chars
-    return [chars[i] + chars[i + 1] for i in range(len(chars) - 1)]

@@ -29,13 +29,12 @@ quoted excerpts, which are parts of items, so nothing is compared.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from pytest_diageval.core.contract.contracts import CheckedBinding, Claim, ToolInvocation
-from pytest_diageval.core.text.excerpt_tokens import tokenise
+from pytest_diageval.core.text.excerpt_tokens import word_keys
 from pytest_diageval.core.text.key_facts import Facts, extract, missing_fact, normalise
 from pytest_diageval.core.text.normalised import clean
 
@@ -254,33 +253,12 @@ def _conclusion_problem(
             return None
         reason = f"its conclusion names {found[1]!r}, which none of its cited items shows"
         return "claim.conclusion_not_cited", reason
-    cited = set(_words(" ".join(cited_texts)))  # it names nothing: its words must be there
-    missing = [word for word in _words(conclusion) if word not in cited]
+    cited = set(word_keys(" ".join(cited_texts)))  # it names nothing: its words must be there
+    missing = [word for word in word_keys(conclusion) if word not in cited]
     if not missing:
         return None
     reason = f"its conclusion says {missing[0]!r}, which none of its cited items shows"
     return "claim.conclusion_not_cited", reason
-
-
-def _words(text: str) -> list[str]:
-    """Latin words and numbers, and CJK bigrams (the character of a one-character run)."""
-    words: list[str] = []
-    run: list[str] = []
-    end = -1
-    for token in tokenise(text).tokens:
-        if token.kind == "cjk" and token.start == end:
-            run.append(token.key)
-        else:
-            words.extend(_bigrams(run))
-            run = [token.key] if token.kind == "cjk" else []
-            if token.kind != "cjk" and not token.is_filler:
-                words.append(token.key)
-        end = token.end
-    return words + _bigrams(run)
-
-
-def _bigrams(run: list[str]) -> list[str]:
-    return run if len(run) == 1 else [a + b for a, b in itertools.pairwise(run)]
 
 
 def _target(row: CheckedBinding) -> tuple[int | None, str]:

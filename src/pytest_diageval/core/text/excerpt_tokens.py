@@ -20,6 +20,7 @@ made of these alone is generic: it would match any log of that service at that l
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -39,6 +40,7 @@ __all__ = [
     "number_key",
     "tokenise",
     "units",
+    "word_keys",
 ]
 
 FILLER_WORDS = frozenset(
@@ -213,3 +215,29 @@ def metadata_positions(text: Tokenised) -> frozenset[int]:
         for token in text.tokens
         if token.key in STATE_WORDS or any(a <= token.start < b for a, b in spans)
     )
+
+
+def word_keys(text: str, skip: frozenset[str] = frozenset()) -> list[str]:
+    """What a text says, for a containment check: Latin words and numbers by key (fillers
+    dropped), CJK runs as overlapping character bigrams (the character of a one-character
+    run), so a statement cannot be stitched together from common single characters. CJK
+    characters in ``skip`` are dropped before the bigrams form (the run goes on across them)."""
+    keys: list[str] = []
+    run: list[str] = []
+    end = -1
+    for token in tokenise(text).tokens:
+        if token.kind == "cjk" and token.key in skip:
+            pass  # dropped: the run goes on across it
+        elif token.kind == "cjk" and token.start == end:
+            run.append(token.key)
+        else:
+            keys.extend(_bigrams(run))
+            run = [token.key] if token.kind == "cjk" else []
+            if token.kind != "cjk" and not token.is_filler:
+                keys.append(token.key)
+        end = token.end
+    return keys + _bigrams(run)
+
+
+def _bigrams(run: list[str]) -> list[str]:
+    return run if len(run) == 1 else [a + b for a, b in itertools.pairwise(run)]
