@@ -112,6 +112,8 @@ RULES: dict[str, tuple[list[tuple[str, int | None]], list[tuple[str, str, str | 
     **dict.fromkeys(PUBLISHED_TWO_CLAIMS, ([], [*TWO_DIRECT])),
     "published-modal-dropped.yaml": ([], [*TWO_DIRECT, ("claim-3", "direct_evidence", None)]),
     "published-struck-negation.yaml": ([], [("claim-1", "direct_evidence", None)]),
+    "claim-hidden-combining-mark.yaml": ([], [("claim-1", "direct_evidence", None)]),
+    "single-claim-restated-verbatim.yaml": ([], [("claim-1", "direct_evidence", None)]),
     # The templates: the verifier's own verdict stands; what matters is what the answer quotes.
     "low-confid-gap-names-the-claim.yaml": (
         [],
