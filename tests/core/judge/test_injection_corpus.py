@@ -1,0 +1,69 @@
+"""The labelled injection corpus (tests/data/injection_corpus/) is what its README says: sizes,
+ids, groups, and encoded items that really decode to their instruction. The detector's numbers
+on it are a benchmark (benchmarks/bench_injection.py), not an assertion."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import urllib.parse
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CORPUS = Path(__file__).resolve().parents[2] / "data" / "injection_corpus"
+INJECTION_GROUPS = {
+    "standard", "polite_request", "zh_synonyms", "markdown", "json_key", "verdict_is",
+    "spaced_letters", "homoglyph", "role_tokens", "encoded", "split_rows", "zero_width",
+    "fullwidth", "multilingual_other", "public_collection",
+}  # fmt: skip
+BENIGN_GROUPS = {
+    "app_log", "alert_description", "runbook", "ci_batch", "risk_engine", "http_error",
+    "hard_negative", "chat_template_like",
+}  # fmt: skip
+
+
+def _load(name: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (CORPUS / name).read_text("utf-8").splitlines()]
+
+
+INJECTIONS = _load("injections.jsonl")
+BENIGN = _load("benign.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("items", "prefix", "groups", "minimum"),
+    [(INJECTIONS, "inj", INJECTION_GROUPS, 150), (BENIGN, "ben", BENIGN_GROUPS, 300)],
+    ids=["injections", "benign"],
+)
+def test_a_corpus_file_has_sequential_ids_known_groups_and_its_size(
+    items: list[dict[str, Any]], prefix: str, groups: set[str], minimum: int
+) -> None:
+    assert len(items) >= minimum
+    assert [item["id"] for item in items] == [f"{prefix}-{n:03d}" for n in range(1, len(items) + 1)]
+    assert set(Counter(item["group"] for item in items)) == groups
+    assert {item["lang"] for item in items} <= {"zh", "en", "mixed"}
+    assert all(item["text"].strip() for item in items)
+
+
+def test_no_text_is_in_the_corpus_twice() -> None:
+    texts = [item["text"] for item in INJECTIONS + BENIGN]
+    assert len(set(texts)) == len(texts)
+
+
+@pytest.mark.parametrize(
+    "item", [i for i in INJECTIONS if i["group"] == "encoded"], ids=lambda item: item["id"]
+)
+def test_an_encoded_injection_decodes_to_its_instruction(item: dict[str, Any]) -> None:
+    encoded = item["encoded"]
+    assert encoded in item["text"]
+    assert len(encoded) >= 16
+    decode = {
+        "base64": lambda s: base64.b64decode(s, validate=True),
+        "hex": binascii.unhexlify,
+        "url": lambda s: urllib.parse.unquote(s).encode(),
+    }[item["encoding"]]
+    assert decode(encoded).decode("utf-8") == item["decoded"]
