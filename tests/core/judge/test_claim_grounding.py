@@ -18,6 +18,7 @@ from pytest_diageval.core.evidence.world import WorldError, load_world
 from pytest_diageval.core.judge.claim_grounding import (
     contradicting_claims,
     negative_problem,
+    negative_statement_problem,
     ungrounded,
 )
 from pytest_diageval.core.judge.claim_support import claim_ceilings
@@ -218,3 +219,21 @@ def test_a_world_alias_names_one_service(aliases: dict[str, list[str]], message:
     with pytest.raises(WorldError, match=message):
         load_world({"now": "2026-07-08T11:20:00+08:00", "aliases": aliases})
     assert load_world("default").entity_aliases()["order service"] == "order-service"
+
+
+@pytest.mark.parametrize(
+    ("claim", "rule"),
+    [
+        ("inventory-service 日志中未检索到 HikariCP 连接池耗尽。", None),
+        ("inventory-service 日志中没有 HikariCP 相关记录。", None),  # 没有 + a noun denies too
+        ("inventory-service 日志中检索到 HikariCP 连接池耗尽。", "claim.polarity_contradicts_item"),
+        ("inventory-service 日志中未检索到 HikariCP，请重启。", "claim.action_in_claim"),
+        (
+            "inventory-service 日志中未检索到 HikariCP，因此根因是内存泄漏。",
+            "claim.conclusion_not_cited",
+        ),
+    ],
+)
+def test_a_negative_observation_denies_and_concludes_nothing(claim: str, rule: str | None) -> None:
+    found = negative_statement_problem(claim, [""])
+    assert (found[0] if found else None) == rule

@@ -106,13 +106,14 @@ def denies(text: str) -> bool:
 def negative_statement_problem(
     claim_text: str, no_hit_texts: Sequence[str]
 ) -> tuple[str, str] | None:
-    """A negative_observation must deny, recommend nothing, and conclude only what its
-    searches show (nothing: a search that found nothing concludes no cause)."""
+    """A negative_observation must be negative (any negation: 未检索到, 没有 … 日志, 无命中),
+    recommend nothing, and conclude only what its searches show (nothing: a search that found
+    nothing concludes no cause)."""
     facts = extract(claim_text)
     if facts.actions:
         action = sorted(facts.actions)[0]
         return "claim.action_in_claim", f"it recommends an action ({action}), which no search shows"
-    if not denies(claim_text):
+    if facts.polarity != "negative":
         return (
             "claim.polarity_contradicts_item",
             "a negative_observation that denies nothing;"
