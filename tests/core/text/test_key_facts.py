@@ -22,6 +22,7 @@ from pytest_diageval.core.text.key_facts import (
     contained,
     extract,
     normalise,
+    service_segments,
     split_sentences,
     stronger,
 )
@@ -403,3 +404,26 @@ def test_facts_are_frozen() -> None:
         facts.polarity = "negative"  # type: ignore[misc]
     assert isinstance(facts.numbers, frozenset)
     assert extract(NEUTRAL) == facts  # deterministic
+
+
+def test_service_segments_group_clauses_under_the_service_they_speak_of() -> None:
+    text = (
+        "order-service 连接池正常，idle=5，inventory-service 在 11:13:47 连接池耗尽：active=50/50"
+    )
+    assert service_segments(text) == [
+        (frozenset({"order-service"}), "order-service 连接池正常，idle=5"),
+        (
+            frozenset({"inventory-service"}),
+            "inventory-service 在 11:13:47 连接池耗尽，active=50/50",
+        ),
+    ]
+    assert service_segments("内存使用率 91%") == [(frozenset(), "内存使用率 91%")]
+
+
+def test_a_cached_extraction_is_shared_and_cannot_change() -> None:
+    text = "order-service 内存使用率 91%"
+    first = extract(text)
+    assert extract(text) is first  # cached
+    assert extract(text, {"订单服务": "order-service"}) == first  # aliases bypass the cache
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.numbers = frozenset()  # type: ignore[misc]

@@ -10,12 +10,12 @@ when
 
 * it equals the claim's text once both are normalised (NFKC, digits, markup, case, closing
   punctuation): a restatement is always published; or
-* **facts**: every number, entity and timestamp it asserts (:mod:`~pytest_diageval.core.judge.
-  key_facts`) is in the claim's text or in the claim's gatekeeper-verified evidence (the ref
-  texts its passed bindings matched), its polarity is the claim's, its modality is no stronger
-  than the claim's (a "可能" claim cannot back "已确认"), and any causal connective or action verb
-  it carries is in the claim's own text (never the evidence's: a log that says "重启" licenses
-  no restart); **and**
+* **facts**: every number, entity and timestamp it asserts
+  (:mod:`~pytest_diageval.core.text.key_facts`) is in the claim's text or in the claim's
+  gatekeeper-verified evidence (what its passed bindings' excerpts matched), its polarity is
+  the claim's, its modality is no stronger than the claim's (a "可能" claim cannot back
+  "已确认"), and any causal connective or action verb it carries is in the claim's own text
+  (never the evidence's: a log that says "重启" licenses no restart); **and**
 * **words**: every content token of it (Latin words and numbers as
   :mod:`~pytest_diageval.core.text.excerpt_tokens` reads them, CJK runs as overlapping
   character bigrams, :data:`FRAMING_WORDS` and :data:`FUNCTION_CHARS` dropped) occurs in the
@@ -38,7 +38,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_diageval.core.text.excerpt_tokens import word_keys
-from pytest_diageval.core.text.key_facts import Facts, contained, extract, normalise
+from pytest_diageval.core.text.key_facts import (
+    Facts,
+    contained,
+    extract,
+    normalise,
+    service_segments,
+)
 
 __all__ = [
     "FRAMING_WORDS",
@@ -58,14 +64,13 @@ FRAMING_WORDS: tuple[str, ...] = (
 FUNCTION_CHARS = frozenset("了的在是对和与及或一次个条中也为被将把从到着过地得之其该这那此并而所")
 """CJK characters that carry no content of their own (dropped before bigrams)."""
 _KEEP_CONTROLS = frozenset("\n\t")
-_CLAUSE_RE = re.compile(r"[，,；;、]+")
 _STRUCK_RE = re.compile(r"~~|</?(?:del|s|strike)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class ClaimSource:
-    """What may back a sentence: a verified claim's id, its text and the ref texts its passed
-    bindings matched (its gatekeeper-verified evidence)."""
+    """What may back a sentence: a verified claim's id, its text and what its passed bindings'
+    excerpts matched in their items (its gatekeeper-verified evidence)."""
 
     claim_id: str
     claim_text: str
@@ -151,27 +156,12 @@ def _subjects_kept(sentence: str, claim: ClaimSource) -> bool:
     service: sets of facts cannot see "A 正常，B 耗尽" restated as "B 正常，A 耗尽"."""
     said: dict[frozenset[str], set[str]] = {}
     for text in (claim.claim_text, *claim.evidence):
-        for subjects, tokens in _segments(text):
-            said.setdefault(subjects, set()).update(tokens)
+        for subjects, group in service_segments(text):
+            said.setdefault(subjects, set()).update(content_tokens(group))
     return all(
-        not subjects or set(tokens) <= said.get(subjects, set())
-        for subjects, tokens in _segments(sentence)
+        not subjects or set(content_tokens(group)) <= said.get(subjects, set())
+        for subjects, group in service_segments(sentence)
     )
-
-
-def _segments(text: str) -> list[tuple[frozenset[str], list[str]]]:
-    """The text's clauses grouped under the services they speak of: a clause that names no
-    service continues the previous one's (a Chinese topic carries over), one that names some
-    starts a new segment. Each segment: its services and its content tokens."""
-    segments: list[tuple[frozenset[str], list[str]]] = []
-    subjects: frozenset[str] = frozenset()
-    for clause in _CLAUSE_RE.split(text):
-        named = frozenset(e for e in extract(clause).entities if e.endswith("-service"))
-        if (named and named != subjects) or not segments:
-            subjects = named or subjects
-            segments.append((subjects, []))
-        segments[-1][1].extend(content_tokens(clause))
-    return segments
 
 
 def _comparable(text: str) -> str:

@@ -43,7 +43,7 @@ class UsedClaim:
     claim: Claim
     label: FactVerification  # direct_evidence or indirect_support: the weakest final label
     text: str  # the claim text, control characters stripped
-    evidence: tuple[str, ...] = ()  # the ref texts its passed bindings matched
+    evidence: tuple[str, ...] = ()  # what its passed bindings' excerpts matched
 
     def source(self) -> ClaimSource:
         return ClaimSource(self.claim.claim_id, self.text, self.evidence)

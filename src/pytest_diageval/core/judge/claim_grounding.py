@@ -35,7 +35,14 @@ from dataclasses import replace
 
 from pytest_diageval.core.contract.contracts import CheckedBinding, Claim, ToolInvocation
 from pytest_diageval.core.text.excerpt_tokens import word_keys
-from pytest_diageval.core.text.key_facts import Facts, extract, missing_fact, normalise
+from pytest_diageval.core.text.key_facts import (
+    Facts,
+    extract,
+    missing_fact,
+    normalise,
+    service_segments,
+    services,
+)
 from pytest_diageval.core.text.normalised import clean
 
 __all__ = [
@@ -52,7 +59,6 @@ GROUNDING_RULES = {
     "entity": "claim.entity_not_cited",
     "timestamp": "claim.timestamp_not_cited",
 }
-_CLAUSE_RE = re.compile(r"[，,；;、：:]+(?!\d)")
 _DENIAL_RE = re.compile(
     r"(?:不|未|没有|并未|从未|无)(?:曾)?(?:存在|出现|发生|检索到|发现|触发|命中|查到)"
     r"|\bnot found\b|\bno (?:\w+ ){0,3}(?:found|hits?|matches)\b|\bdid not (?:occur|appear|fire)\b"
@@ -125,12 +131,12 @@ def negative_statement_problem(
 def _segment_problem(claim_text: str, cited_texts: Sequence[str]) -> tuple[str, str] | None:
     """What the claim says of each service must be in the items about that service: sets of
     facts cannot see "A 有告警，B 同步完成" swapped into "B 有告警，A 同步完成"."""
-    items = [(_services(facts), facts) for facts in map(extract, cited_texts)]
-    for subjects, facts in _segments(claim_text):
-        about = [item for services, item in items if subjects and subjects <= services]
+    items = [(services(facts), facts) for facts in map(extract, cited_texts)]
+    for subjects, group in service_segments(claim_text):
+        about = [item for named, item in items if subjects and subjects <= named]
         if not about:
             continue  # no item about the service: claim.subject_not_cited's business
-        found = missing_fact(_without_services(facts), _union(about))
+        found = missing_fact(_without_services(extract(group)), _union(about))
         if found is not None:
             reason = (
                 f"it says {found[1]!r} of {', '.join(sorted(subjects))}, which no item"
@@ -138,26 +144,6 @@ def _segment_problem(claim_text: str, cited_texts: Sequence[str]) -> tuple[str, 
             )
             return "claim.subject_swapped", reason
     return None
-
-
-def _segments(text: str) -> list[tuple[frozenset[str], Facts]]:
-    """The claim's clauses grouped under the services they speak of (a clause naming none
-    continues the previous one's), with the facts of each group."""
-    groups: list[tuple[frozenset[str], Facts]] = []
-    for clause in _CLAUSE_RE.split(text):
-        facts = extract(clause)
-        named = _services(facts)
-        if named and (not groups or named != groups[-1][0]):
-            groups.append((named, facts))
-        elif groups:
-            groups[-1] = (groups[-1][0], _union([groups[-1][1], facts]))
-        else:
-            groups.append((frozenset(), facts))
-    return groups
-
-
-def _services(facts: Facts) -> frozenset[str]:
-    return frozenset(e for e in facts.entities if e.endswith("-service"))
 
 
 def _union(cited: Sequence[Facts]) -> Facts:
@@ -233,7 +219,7 @@ def _opposite(first: Facts, second: Facts) -> bool:
 
 
 def _without_services(facts: Facts) -> Facts:
-    return replace(facts, entities=facts.entities - _services(facts))
+    return replace(facts, entities=facts.entities - services(facts))
 
 
 def _conclusion_problem(

@@ -51,6 +51,8 @@ __all__ = [
     "extract",
     "missing_fact",
     "normalise",
+    "service_segments",
+    "services",
     "split_sentences",
     "stronger",
 ]
@@ -63,6 +65,7 @@ MODALITY_STRENGTH: Final[Mapping[Modality, int]] = MappingProxyType(
 """How strongly a sentence asserts: a weaker claim cannot back a stronger sentence."""
 
 _HEDGED: tuple[Modality, ...] = ("possible", "recommended")  # in priority order
+_CLAUSE_RE = re.compile(r"[，,；;、：:]+(?!\d)")
 
 _TIMESTAMP_RES = (
     re.compile(
@@ -103,14 +106,48 @@ class Facts:
 
 
 def extract(text: str, known_entities: Mapping[str, str] | None = None) -> Facts:
-    """The facts ``text`` asserts; ``known_entities`` maps an alias to its canonical entity."""
+    """The facts ``text`` asserts; ``known_entities`` maps an alias to its canonical entity.
+
+    Without aliases the result is cached (the last 512 texts): a claim's text and its cited
+    items are read again by every rule and every published sentence; :class:`Facts` is
+    frozen, so the shared result cannot change."""
+    if not known_entities:
+        return _extract_plain(text)
+    return _extract(text, known_entities)
+
+
+def services(facts: Facts) -> frozenset[str]:
+    """The ``*-service`` entities among the facts."""
+    return frozenset(e for e in facts.entities if e.endswith("-service"))
+
+
+def service_segments(text: str) -> list[tuple[frozenset[str], str]]:
+    """The text's clauses grouped under the services they speak of: a clause that names no
+    service continues the previous one's (a Chinese topic carries over), one that names
+    others starts a new group. A colon before a digit does not cut (11:17:00)."""
+    groups: list[tuple[frozenset[str], str]] = []
+    for clause in _CLAUSE_RE.split(text):
+        named = services(extract(clause))
+        if not groups or (named and named != groups[-1][0]):
+            groups.append((named, clause))
+        else:
+            groups[-1] = (groups[-1][0], f"{groups[-1][1]}，{clause}")
+    return groups
+
+
+@functools.lru_cache(maxsize=512)
+def _extract_plain(text: str) -> Facts:
+    return _extract(text, {})
+
+
+def _extract(text: str, known_entities: Mapping[str, str]) -> Facts:
     words = vocabulary()
     cleaned = clean(text)
     folded, starts = fold_map(cleaned)
     taken: list[tuple[int, int]] = []
     entities: set[str] = set()
     timestamps: set[str] = set()
-    _take(_aliases(folded, known_entities or {}), taken, entities)
+    _take(_aliases(folded, known_entities), taken, entities)
     _take(_timestamps(folded), taken, timestamps)
     _take(_matches(_PLACE_RE, folded, lambda token: (token,)), taken, entities)
     _take(_matches(_HYPHEN_RE, folded, _hyphen_keys), taken, entities)

@@ -16,7 +16,8 @@ __all__ = ["StatementEdit", "statement_edits"]
 
 StatementEdit = tuple[str, str] | str  # (edited text, what changed) or why nothing could be
 
-_NUMBER_RE = re.compile(r"(?<![\w.:/-])(\d+)(?:\.\d+)?(?=\s?(%|GB|MB|ms|s|m|次)\b|\s?(%|GB|MB|ms))")
+_UNIT = r"(?:%|GB|MB|ms|s|m|次)(?![A-Za-z])"
+_NUMBER_RE = re.compile(rf"(?<![\w.:/-])(\d+)(?:\.\d+)?(?=\s?{_UNIT})")  # a quantity
 _UNITS = {"%": "GB", "GB": "MB", "MB": "GB", "ms": "s", "s": "ms", "m": "h", "次": "%"}
 _UNIT_RE = re.compile(r"(?<=\d)(\s?)(%|GB|MB|ms|s|m|次)(?![A-Za-z])")
 _SERVICE_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-service")
