@@ -377,6 +377,30 @@ def test_world_file_relative_to_the_scenario(tmp_path: Path) -> None:
     assert "logs" in caught.value.message
 
 
+def test_a_wrong_key_in_an_inline_world_names_its_field_and_line_in_the_scenario(
+    tmp_path: Path,
+) -> None:
+    inline = (
+        "world:\n"
+        "  now: '2026-07-08T11:17:00+08:00'\n"
+        "  alerts:\n"
+        "    - {alert_name: A, service: s, state: up, current: '1', threshold: '2',\n"
+        "       duration: 1m, description: d}\n"
+        "  failure: {query_logs: timeout}\n"
+    )
+    path = write(tmp_path, EXAMPLE.replace("world: default ", inline + "#"))
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario_world(load_scenario(path), path)
+    assert (caught.value.line, caught.value.field_path) == (6, "world")
+    problems = caught.value.message.splitlines()[1:]
+    assert problems == [
+        "  - world.alerts[0].state (line 9): Input should be 'firing', 'pending' or 'resolved';"
+        " got 'up'",
+        "  - world.failure (line 11): unknown key 'failure'; allowed keys: now, description,"
+        " alerts, logs, knowledge, failures, aliases",
+    ]
+
+
 # --------------------------------------------------------------------------- cassettes, ids
 
 

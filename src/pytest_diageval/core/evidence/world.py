@@ -209,7 +209,7 @@ def _allowed_keys(loc: Sequence[int | str]) -> str:
     return ", ".join(model.model_fields)
 
 
-def _describe(error: ErrorDetails, root: yaml.Node | None) -> str:
+def _describe(error: ErrorDetails, root: yaml.Node | None, at: Sequence[str] = ()) -> str:
     loc = list(error["loc"])
     if loc and loc[-1] == _KEY_MARKER:
         # Only `failures` has constrained keys: point at the key and list the tools allowed.
@@ -222,20 +222,25 @@ def _describe(error: ErrorDetails, root: yaml.Node | None) -> str:
         text = f"missing required key {loc[-1]!r}"
     else:
         text = f"{error['msg']}; got {error['input']!r}"
-    line = _line_of(root, loc)
-    where = _format_path(loc) + (f" (line {line})" if line is not None else "")
+    line = _line_of(root, [*at, *loc])
+    where = _format_path([*at, *loc]) + (f" (line {line})" if line is not None else "")
     return f"{where}: {text}"
 
 
-def _validation_error(source: str, error: ValidationError, text: str | None) -> WorldError:
+def _validation_error(
+    source: str, error: ValidationError, text: str | None, at: Sequence[str] = ()
+) -> WorldError:
     # The node tree is composed only on failure: the happy path parses the YAML once.
-    root = yaml.compose(text, Loader=yaml.SafeLoader) if text is not None else None
-    problems = "\n".join(f"  - {_describe(detail, root)}" for detail in error.errors())
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader) if text is not None else None
+    except yaml.YAMLError:  # an inline world's file that changed since it was read
+        root = None
+    problems = "\n".join(f"  - {_describe(detail, root, at)}" for detail in error.errors())
     count = error.error_count()
     return WorldError(f"invalid world {source}: {count} problem(s)\n{problems}")
 
 
-def _validate(data: Any, source: str, text: str | None) -> World:
+def _validate(data: Any, source: str, text: str | None, at: Sequence[str] = ()) -> World:
     if not isinstance(data, Mapping):
         raise WorldError(
             f"invalid world {source}: the top level must be a mapping with keys"
@@ -244,7 +249,7 @@ def _validate(data: Any, source: str, text: str | None) -> World:
     try:
         return World.model_validate(dict(data))
     except ValidationError as error:
-        raise _validation_error(source, error, text) from None
+        raise _validation_error(source, error, text, at) from None
 
 
 # --------------------------------------------------------------------------- loading
@@ -315,16 +320,20 @@ def load_world(
     base_dir: Path | None = None,
     *,
     label: str | None = None,
+    yaml_text: str | None = None,
+    yaml_at: Sequence[str] = (),
 ) -> World:
     """Load and validate a world.
 
     ``spec`` is a packaged world name (``"default"``), a path to a YAML file (relative paths
     are resolved against ``base_dir``, default the working directory), or an inline mapping.
     ``label`` names an inline mapping in error messages (for example the scenario file that
-    holds it). Raises ``WorldError``.
+    holds it); ``yaml_text`` is the YAML that holds it and ``yaml_at`` the keys that lead to
+    it there (``("world",)`` in a scenario file), so that each problem names its field and
+    line in that file (``world.alerts[0].state (line 9)``). Raises ``WorldError``.
     """
     if isinstance(spec, Mapping):
-        return _validate(spec, label or "<inline world>", None)
+        return _validate(spec, label or "<inline world>", yaml_text, yaml_at)
     if isinstance(spec, str) and _is_world_name(spec):
         return _load_packaged(spec)
     path = Path(spec)

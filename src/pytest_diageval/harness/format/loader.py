@@ -229,9 +229,23 @@ def load_scenario_world(
     scenario_path = Path(scenario_path)
     spec = resolve_world_spec(scenario, scenario_path, roots=roots)
     try:
-        return load_world(spec, scenario_path.parent, label=f"{scenario_path} (inline world)")
+        return load_world(
+            spec,
+            scenario_path.parent,
+            label=f"{scenario_path} (inline world)",
+            # An inline world's problems name their line in the scenario file.
+            yaml_text=_text_or_none(scenario_path) if isinstance(spec, dict) else None,
+            yaml_at=("world",),
+        )
     except WorldError as error:
         _raise_at(scenario_path, ("world",), f"invalid world: {error}")
+
+
+def _text_or_none(path: Path) -> str | None:
+    try:
+        return path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _looks_like_world_name(spec: str) -> bool:
