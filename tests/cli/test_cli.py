@@ -116,3 +116,11 @@ def test_schema_prints_the_committed_schema(capsys: pytest.CaptureFixture[str]) 
     assert main(["schema"]) == 0
     committed = Path(__file__).parents[2] / "scenarios" / "scenario.schema.json"
     assert capsys.readouterr().out == committed.read_text("utf-8")
+
+
+def test_schema_world_prints_the_committed_world_schema(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["schema", "--world"]) == 0
+    committed = Path(__file__).parents[2] / "scenarios" / "world.schema.json"
+    assert capsys.readouterr().out == committed.read_text("utf-8")

@@ -2,7 +2,8 @@
 
 - ``diageval ask "<query>"``: one diagnosis against a live OpenAI-compatible endpoint; prints
   the final answer and a short audit, and leaves the session in a SQLite file.
-- ``diageval schema``: prints the JSON Schema of the scenario YAML format.
+- ``diageval schema [--world]``: prints the JSON Schema of the scenario YAML format (of a
+  world file).
 - ``diageval serve-local``: runs the small local model (the ``local`` extra) behind an
   OpenAI-compatible server on 127.0.0.1 and prints the settings to record against it.
 """
@@ -60,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     ask.set_defaults(handler=_ask)
 
     schema = commands.add_parser("schema", help="print the scenario JSON Schema")
+    schema.add_argument(
+        "--world", action="store_true", help="print the JSON Schema of a world file instead"
+    )
     schema.set_defaults(handler=_schema)
 
     serve = commands.add_parser(
@@ -187,9 +191,9 @@ def _audit_text(result: object, db: str) -> str:
 
 
 def _schema(args: argparse.Namespace) -> int:
-    from pytest_diageval.harness.format.schema import render_schema
+    from pytest_diageval.harness.format.schema import render_schema, render_world_schema
 
-    sys.stdout.write(render_schema())
+    sys.stdout.write(render_world_schema() if args.world else render_schema())
     return 0
 
 

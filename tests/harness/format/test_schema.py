@@ -5,19 +5,29 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
+import yaml
 
 from pytest_diageval.harness.format.scenario import EXPECT_KEYS, Scenario
 from pytest_diageval.harness.format.schema import (
     JSON_SCHEMA_DIALECT,
     REGENERATE_COMMAND,
+    WORLD_REGENERATE_COMMAND,
     main,
     render_schema,
+    render_world_schema,
     scenario_json_schema,
+    world_json_schema,
     write_schema,
 )
 
-COMMITTED = Path(__file__).resolve().parents[3] / "scenarios" / "scenario.schema.json"
+ROOT = Path(__file__).resolve().parents[3]
+COMMITTED = ROOT / "scenarios" / "scenario.schema.json"
+COMMITTED_WORLD = ROOT / "scenarios" / "world.schema.json"
+WORLD_FILES = sorted(
+    [*(ROOT / "scenarios" / "worlds").glob("*.yaml"), *(ROOT / "src").rglob("worlds/*.yaml")]
+)
 
 
 def test_the_committed_schema_is_in_sync() -> None:
@@ -71,3 +81,54 @@ def test_write_schema_and_the_module_command(
     assert capsys.readouterr().out == render_schema()
     assert main([str(target)]) == 0
     assert capsys.readouterr().out == f"{target}: already up to date\n"
+
+
+def test_the_committed_world_schema_is_in_sync() -> None:
+    assert COMMITTED_WORLD.read_text(encoding="utf-8") == render_world_schema(), (
+        f"{COMMITTED_WORLD} is out of date with the world models; regenerate it with"
+        f" `{WORLD_REGENERATE_COMMAND}`"
+    )
+
+
+def test_a_world_file_and_an_inline_world_have_one_definition() -> None:
+    world = world_json_schema()
+    inline = scenario_json_schema()["$defs"]
+    assert world["$schema"] == JSON_SCHEMA_DIALECT
+    assert world["title"] == "pytest-diageval world"
+    assert {key: value for key, value in world.items() if key not in ("$schema", "title")} == {
+        **{key: value for key, value in inline["World"].items() if key != "title"},
+        "$defs": {name: inline[name] for name in world["$defs"]},
+    }
+    assert sorted(world["properties"]) == sorted(
+        ["now", "description", "alerts", "logs", "knowledge", "failures", "aliases"]
+    )
+
+
+@pytest.mark.parametrize("path", WORLD_FILES, ids=lambda path: path.name)
+def test_every_shipped_world_file_passes_the_world_schema(path: Path) -> None:
+    validator = jsonschema.Draft202012Validator(world_json_schema())
+    data = yaml.safe_load(path.read_text("utf-8"))
+    data["now"] = str(data["now"])  # YAML may read an unquoted time as a datetime
+    assert [error.message for error in validator.iter_errors(data)] == []
+
+
+def test_the_world_schema_refuses_a_wrong_key_where_it_is() -> None:
+    validator = jsonschema.Draft202012Validator(world_json_schema())
+    world = {
+        "now": "2026-07-08T11:20:00+08:00",
+        "logs": [
+            {
+                "timestamp": "2026-07-08T11:20:00+08:00",
+                "level": "INFO",
+                "service": "s",
+                "mesage": "m",
+            }
+        ],
+        "failures": {"query_trace": "timeout"},
+        "aliases": {"order-service": "订单服务"},
+    }
+    refused = sorted(
+        "/".join(str(part) for part in error.absolute_path) or "<top>"
+        for error in validator.iter_errors(world)
+    )
+    assert refused == ["aliases/order-service", "failures", "logs/0", "logs/0"]

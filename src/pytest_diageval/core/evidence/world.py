@@ -125,12 +125,22 @@ class KnowledgeDoc(_WorldModel):
 
 
 class World(_WorldModel):
-    now: AwareDatetime
-    description: str | None = None
-    alerts: list[Alert] = Field(default_factory=list)
-    logs: list[LogEntry] = Field(default_factory=list)
-    knowledge: list[KnowledgeDoc] = Field(default_factory=list)
-    failures: dict[FailingTool, FailureKind] = Field(default_factory=dict)
+    now: AwareDatetime = Field(
+        description="The fixed clock, with its timezone (2026-07-08T11:20:00+08:00)."
+    )
+    description: str | None = Field(default=None, description="Free text for the reader.")
+    alerts: list[Alert] = Field(default_factory=list, description="What query_metrics searches.")
+    logs: list[LogEntry] = Field(default_factory=list, description="What query_logs searches.")
+    knowledge: list[KnowledgeDoc] = Field(
+        default_factory=list,
+        description="Runbooks of titled sections: what lookup_knowledge"
+        " searches (guidance, never a current fact).",
+    )
+    failures: dict[FailingTool, FailureKind] = Field(
+        default_factory=dict,
+        description="Evidence tool -> timeout | error: every call of that tool fails so,"
+        " to exercise failed calls ({query_logs: timeout}).",
+    )
     aliases: dict[str, list[str]] = Field(
         default_factory=dict,
         description="Service -> the other names people call it (订单服务, order service): a"

@@ -5,6 +5,10 @@ file starts with ``# yaml-language-server: $schema=<relative path>/scenario.sche
 The committed copy (``scenarios/scenario.schema.json``) is kept equal to
 :func:`render_schema` by a test; regenerate it with ``diageval schema`` or
 ``python -m pytest_diageval.harness.format.schema scenarios/scenario.schema.json``.
+
+A world file (``worlds/*.yaml``) has its own schema, the same World definition the scenario
+schema uses for an inline world: ``scenarios/world.schema.json``, printed by
+``diageval schema --world`` (:func:`render_world_schema`), also kept equal by a test.
 """
 
 from __future__ import annotations
@@ -26,15 +30,21 @@ __all__ = [
     "JSON_SCHEMA_DIALECT",
     "REGENERATE_COMMAND",
     "SCHEMA_TITLE",
+    "WORLD_REGENERATE_COMMAND",
+    "WORLD_SCHEMA_TITLE",
     "main",
     "render_schema",
+    "render_world_schema",
     "scenario_json_schema",
+    "world_json_schema",
     "write_schema",
 ]
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_TITLE = "pytest-diageval scenario"
 REGENERATE_COMMAND = "diageval schema > scenarios/scenario.schema.json"
+WORLD_SCHEMA_TITLE = "pytest-diageval world"
+WORLD_REGENERATE_COMMAND = "diageval schema --world > scenarios/world.schema.json"
 
 
 def scenario_json_schema() -> dict[str, Any]:
@@ -50,10 +60,25 @@ def scenario_json_schema() -> dict[str, Any]:
     }
 
 
+def world_json_schema() -> dict[str, Any]:
+    """The schema of a world file: :class:`World`'s own (unknown keys refused at every level)."""
+    world = _world_schema()
+    return {"$schema": JSON_SCHEMA_DIALECT, **world, "title": WORLD_SCHEMA_TITLE}
+
+
+def _world_schema() -> dict[str, Any]:
+    world: dict[str, Any] = _without_nulls(World.model_json_schema(ref_template="#/$defs/{model}"))
+    world["description"] = (
+        "A mock world: the fixed clock, alerts (query_metrics), logs (query_logs), runbooks"
+        " (lookup_knowledge), injected tool failures and service aliases."
+    )
+    return world
+
+
 def _type_inline_world(schema: dict[str, Any]) -> None:
     """An inline ``world`` mapping is checked by the world's own models when it loads; the
     schema says so too (its keys, ``aliases`` included), so an editor completes a world."""
-    world = _without_nulls(World.model_json_schema(ref_template="#/$defs/{model}"))
+    world = _world_schema()
     defs = schema.setdefault("$defs", {})
     defs.update(world.pop("$defs", {}))
     defs["World"] = world
@@ -149,10 +174,16 @@ def render_schema() -> str:
     return json.dumps(scenario_json_schema(), ensure_ascii=False, sort_keys=True, indent=2) + "\n"
 
 
-def write_schema(path: str | Path) -> bool:
-    """Write :func:`render_schema` to ``path``; True when the file changed."""
+def render_world_schema() -> str:
+    """The world file schema, written like :func:`render_schema`."""
+    return json.dumps(world_json_schema(), ensure_ascii=False, sort_keys=True, indent=2) + "\n"
+
+
+def write_schema(path: str | Path, *, world: bool = False) -> bool:
+    """Write :func:`render_schema` (``world``: :func:`render_world_schema`) to ``path``; True
+    when the file changed."""
     path = Path(path)
-    text = render_schema()
+    text = render_world_schema() if world else render_schema()
     if path.is_file() and path.read_text(encoding="utf-8") == text:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
