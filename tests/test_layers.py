@@ -66,7 +66,8 @@ ALLOWED: dict[str, frozenset[str]] = {
         "harness.report",
         "harness.items",
     },
-    "cli": BELOW_HARNESS | {"harness.format", "local"},
+    "cli": BELOW_HARNESS
+    | {"harness.settings", "harness.cassettes", "harness.format", "harness.runner", "local"},
     "plugin": frozenset(
         {
             "harness.settings",

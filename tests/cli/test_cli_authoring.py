@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from pytest_diageval.cli.command import main
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.tools import Toolbox
 from pytest_diageval.core.evidence.world import load_world
+from pytest_diageval.harness.cassettes.rerecord import read_metadata, write_metadata
 from pytest_diageval.harness.format.loader import load_scenario
 from pytest_diageval.harness.runner import run_scenario
 from pytest_diageval.harness.settings import RunSettings
@@ -20,6 +23,7 @@ from support.fake_openai_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "tests" / "plugin" / "data" / "example-scenario.yaml"
+PACKAGE_WORLDS = REPO / "src" / "pytest_diageval" / "worlds"
 QUERY = "只确认 order-service 是否存在 HighMemoryUsage 告警"
 KEY = "sk-" + "authoring-canary-000000000000000001"
 
@@ -186,4 +190,113 @@ def test_scaffold_of_an_empty_audit_file_says_so(
     assert main(["scaffold", str(db)]) == 2
     assert capsys.readouterr().err == (
         "diageval scaffold: the SQLite file holds no diagnosis session\n"
+    )
+
+
+def _model_verdicts(scenario_text: str) -> list[str]:
+    script = yaml.safe_load(scenario_text)["llm"]["script"]
+    return [e["content"]["verdict"] for e in script if e["stage"] == "verifier" and "content" in e]
+
+
+def test_scaffold_expects_the_codes_verdict_and_the_scaffold_passes_as_written(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The model's verifier says PASS in both rounds; the code derives LOW_CONFID.
+    cassette = pytester.path / "recorded" / "cassettes" / "high-memory.yaml"
+    cassette.parent.mkdir(parents=True)
+    shutil.copy(REPO / "cassettes" / "live-high-memory.yaml", cassette)
+    target = pytester.path / "scenarios" / "high-memory.yaml"
+    target.parent.mkdir()
+
+    assert main(["scaffold", str(cassette), "-o", str(target)]) == 0
+
+    assert capsys.readouterr().err == f"diageval scaffold: wrote {target}\n"
+    text = target.read_text("utf-8")
+    assert _model_verdicts(text) == ["PASS", "PASS"]
+    scenario = yaml.safe_load(text)
+    assert scenario["expect"] == {"verdict": "LOW_CONFID"}
+    assert scenario["world"] == "default"
+    assert (
+        "# Replayed, the code reaches LOW_CONFID (score 0, 2 rounds; the model's verifier" in text
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", str(target))
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*high-memory*| LOW_CONFID *| LOW_CONFID *"])
+
+
+def _record_on_a_custom_world(pytester: pytest.Pytester) -> Path:
+    """The example scenario recorded through the plugin (fake server) on a world where the
+    order-service heap alert reads 97%: the model still quotes 91% and says PASS."""
+    world = yaml.safe_load((PACKAGE_WORLDS / "default.yaml").read_text("utf-8"))
+    alert = next(a for a in world["alerts"] if a["alert_name"] == "HighMemoryUsage")
+    alert["current"], alert["samples"] = "97%", [91.0, 93.5, 97.0]
+    (pytester.path / "worlds").mkdir()
+    (pytester.path / "worlds" / "hot.yaml").write_text(
+        yaml.safe_dump(world, allow_unicode=True), "utf-8"
+    )
+    scenario = yaml.safe_load(EXAMPLE.read_text("utf-8"))
+    script = scenario["llm"]["script"]
+    scenario.update(id="hot", world="../worlds/hot.yaml", llm={"cassette": "cassettes/hot.yaml"})
+    scenario["expect"] = {"verdict": "REJECT"}
+    path = pytester.path / "scenarios" / "hot.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(scenario, allow_unicode=True), "utf-8")
+    with FakeOpenAIServer(script) as server:
+        recorded = pytester.runpytest(
+            *("-p", "no:cacheprovider", "--diageval-record=once"),
+            *("--diageval-base-url", server.base_url, "--diageval-model", "m"),
+        )
+    recorded.assert_outcomes(passed=1)
+    path.unlink()  # the cassette alone is what scaffold starts from
+    return pytester.path / "scenarios" / "cassettes" / "hot.yaml"
+
+
+def test_scaffold_replays_a_cassette_on_the_custom_world_it_was_recorded_on(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cassette = _record_on_a_custom_world(pytester)
+    metadata = read_metadata(cassette)
+    assert metadata is not None
+    assert metadata.world == "../../worlds/hot.yaml"  # the recording names its world
+    target = pytester.path / "scenarios" / "hot" / "hot.yaml"
+    target.parent.mkdir()
+
+    assert main(["scaffold", str(cassette), "-o", str(target)]) == 0
+
+    capsys.readouterr()
+    text = target.read_text("utf-8")
+    assert _model_verdicts(text) == ["PASS"]
+    scenario = yaml.safe_load(text)
+    assert scenario["world"] == "../../worlds/hot.yaml"
+    assert scenario["expect"] == {"verdict": "REJECT"}
+    assert "on world ../../worlds/hot.yaml (recorded)." in text
+    result = pytester.runpytest("-p", "no:cacheprovider", str(target))
+    result.assert_outcomes(passed=1)
+
+    # A cassette that names no world (recorded before they did) replays stale on the
+    # default world: scaffold says so, and --world tells it the recording's world.
+    write_metadata(cassette, dataclasses.replace(metadata, world=None))
+    assert main(["scaffold", str(cassette)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"diageval scaffold: {cassette} does not replay on world default")
+    assert "stale cassette" in err
+    assert err.endswith("(give the world it was recorded on with --world)\n")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(pytester.path)
+        assert main(["scaffold", str(cassette), "--world", "worlds/hot.yaml"]) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)
+    assert printed["world"] == "worlds/hot.yaml"
+    assert printed["expect"] == {"verdict": "REJECT"}
+
+
+def test_scaffold_finds_the_world_of_the_scenario_that_names_the_cassette(tmp_path: Path) -> None:
+    cassette = REPO / "cassettes" / "live-forged-trap.yaml"
+    assert main(["scaffold", str(cassette), "-o", str(tmp_path / "x.yaml")]) == 0
+    scenario = yaml.safe_load((tmp_path / "x.yaml").read_text("utf-8"))
+    world = REPO / "scenarios" / "worlds" / "default-injected-instruction.yaml"
+    assert (tmp_path / scenario["world"]).resolve() == world
+    assert scenario["expect"] == {"verdict": "REJECT"}
+    header = (tmp_path / "x.yaml").read_text("utf-8").splitlines()[1]
+    assert header.endswith("(of scenarios/live/live-forged-trap.yaml).") or header.endswith(
+        f"(of {REPO / 'scenarios' / 'live' / 'live-forged-trap.yaml'})."
     )

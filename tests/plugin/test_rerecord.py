@@ -55,14 +55,19 @@ def _make_stale(scenarios: ScenarioDir) -> None:
     scenarios.write(STALE, data)
 
 
-def test_a_recording_stores_endpoint_model_and_timeout_but_never_the_key(
+def test_a_recording_stores_endpoint_model_timeout_and_world_but_never_the_key(
     pytester: pytest.Pytester, scenarios: ScenarioDir, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     base_url = _record_both(pytester, scenarios, monkeypatch)
 
     cassette = pytester.path / "cassettes" / "stale.yaml"
     text = cassette.read_text("utf-8")
-    assert yaml.safe_load(text)["diageval"] == {"base_url": base_url, "model": "m", "timeout": 30.0}
+    assert yaml.safe_load(text)["diageval"] == {
+        "base_url": base_url,
+        "model": "m",
+        "timeout": 30.0,
+        "world": "default",  # what `diageval scaffold` replays the cassette on
+    }
     assert KEY not in text
     # Every request's uri without the port, which changes from one local server to the next.
     uris = {line.strip() for line in text.splitlines() if line.strip().startswith("uri: ")}

@@ -1,8 +1,10 @@
 """The ``diageval`` command: ``command`` parses and runs it; ``authoring`` holds the commands
-that write scenario files from a recording.
+that write scenario files from a recording, and ``replay`` what a cassette replays to (its
+world, the code's verdict) for them.
 
-The top of the package beside the plugin: may import the core, the agents,
-``harness.format`` and ``local``.
+The top of the package beside the plugin: may import the core, the agents, ``harness.format``,
+the runner (with ``harness.settings`` and ``harness.cassettes``, to replay a cassette as the
+plugin does) and ``local``.
 """
 
-__all__ = ["authoring", "command"]
+__all__ = ["authoring", "command", "replay"]

@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from pytest_diageval.cli.replay import recording_world, replay_cassette
+
 __all__ = [
     "add_authoring_commands",
     "scaffold_from_session",
@@ -48,6 +50,18 @@ def add_authoring_commands(commands: Any) -> None:
     scaffold.add_argument("--id", default=None, help="scenario id (default: the file's stem)")
     scaffold.add_argument(
         "--session", default=None, help="session id in the SQLite file (default: the latest)"
+    )
+    scaffold.add_argument(
+        "--world",
+        default=None,
+        help="the cassette's world, a name or a YAML path (default: the one it was recorded on)",
+    )
+    scaffold.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=None,
+        help="write the scenario to this file (world paths relative to it) instead of stdout",
     )
     scaffold.set_defaults(handler=_scaffold)
 
@@ -107,25 +121,44 @@ def _world(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- scaffold
 
 
-def scaffold_scenario(cassette: Path, scenario_id: str | None = None) -> str:
-    """A scripted scenario (YAML text) that replays the cassette's answers in order."""
+def scaffold_scenario(
+    cassette: Path,
+    scenario_id: str | None = None,
+    *,
+    world: str | None = None,
+    output: Path | None = None,
+) -> str:
+    """A scripted scenario (YAML text) that replays the cassette's answers in order.
+
+    The cassette is replayed through the pipeline first, on the recording's world (``world``
+    when given, else the one its metadata names, else the one of a scenario that names the
+    cassette, else ``default``), and ``expect: verdict`` is the verdict the code reaches, not
+    the model's. A world file is written relative to ``output`` (else the working directory).
+    """
     data = yaml.safe_load(cassette.read_text("utf-8"))
     interactions = data.get("interactions") if isinstance(data, dict) else None
     if not isinstance(interactions, list) or not interactions:
         raise ValueError(f"{cassette} holds no recorded interaction")
     script = [_entry(interaction) for interaction in interactions]
+    scenario_id = scenario_id or cassette.stem
+    query = _query(interactions[0])
+    found = recording_world(cassette, world)
+    replayed = replay_cassette(cassette, found, scenario_id, query)
+    base = (output.absolute().parent if output else Path.cwd()).absolute()
     scenario = {
-        "id": scenario_id or cassette.stem,
+        "id": scenario_id,
         "title": "TODO: what this scenario proves",
-        "query": _query(interactions[0]),
-        "world": "default",
+        "query": query,
+        "world": found.written(base),
         "llm": {"script": script},
-        "expect": {"verdict": "PASS"},
+        "expect": {"verdict": replayed.verdict},
     }
     text = yaml.safe_dump(scenario, allow_unicode=True, sort_keys=False, width=100)
     header = (
         "# yaml-language-server: $schema=../scenario.schema.json\n"
-        f"# Scaffolded from {cassette.name}: check the world, then write the expectations.\n"
+        f"# Scaffolded from {cassette.name} on world {found.origin}.\n"
+        f"# Replayed, the code reaches {replayed.describe()}: that is the expected verdict.\n"
+        "# Write the title and the expectations that say what this scenario proves.\n"
     )
     return header + text
 
@@ -247,8 +280,12 @@ def _scaffold(args: argparse.Namespace) -> int:
         if args.source.read_bytes()[:16] == b"SQLite format 3\x00":
             text = scaffold_from_session(args.source, args.session, args.id)
         else:
-            text = scaffold_scenario(args.source, args.id)
-        sys.stdout.write(text)
+            text = scaffold_scenario(args.source, args.id, world=args.world, output=args.output)
+        if args.output is None:
+            sys.stdout.write(text)
+        else:
+            args.output.write_text(text, "utf-8")
+            print(f"diageval scaffold: wrote {args.output}", file=sys.stderr)
     except (OSError, ValueError, KeyError, yaml.YAMLError) as exc:
         print(f"diageval scaffold: {exc}", file=sys.stderr)
         return 2

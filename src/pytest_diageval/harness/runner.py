@@ -7,6 +7,7 @@ the run's error, so each item reports it instead of a traceback from deep inside
 
 from __future__ import annotations
 
+import os
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,11 @@ from pytest_diageval.agents.usage import TokenUsage, UsageMeter
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.world import World
 from pytest_diageval.harness.cassettes.rerecord import RecordingMetadata, write_metadata
-from pytest_diageval.harness.format.loader import load_scenario_world
+from pytest_diageval.harness.format.loader import (
+    ScenarioError,
+    load_scenario_world,
+    resolve_world_spec,
+)
 from pytest_diageval.harness.format.scenario import Scenario
 from pytest_diageval.harness.settings import RunSettings
 
@@ -61,7 +66,10 @@ def run_scenario(
         world = load_scenario_world(scenario, path)
         if cassette is None:
             return ScenarioRun(_run_scripted(scenario, world, usage), usage=usage)
-        result = _run_cassette(scenario, world, cassette, settings, rerecord_command, usage)
+        recorded_world = _recorded_world(scenario, path, cassette)
+        result = _run_cassette(
+            scenario, world, cassette, settings, rerecord_command, usage, recorded_world
+        )
         return ScenarioRun(result, usage=usage)
     except Exception as exc:  # every stop is reported by the items, with its own message
         return ScenarioRun(result=None, error=exc, usage=usage)
@@ -99,6 +107,7 @@ def _run_cassette(
     settings: RunSettings,
     rerecord_command: str,
     usage: TokenUsage,
+    world_spec: str | None = None,
 ) -> ChatResult:
     # vcrpy (and what it patches) only for suites that replay cassettes.
     from pytest_diageval.harness.cassettes.session import CassetteSession, cassette_transport
@@ -123,10 +132,29 @@ def _run_cassette(
             # rewrite must not replace the committed cassette with what little it recorded.
             session.abandon()
     session.verify(run_error=result.error if result.status != "completed" else None)
+    if endpoint is not None and result.status != "completed":
+        # A 401/403 says what is wrong with the key, and where it is set.
+        refused = settings.refused_key_error(result.error, endpoint[0])
+        if refused is not None:
+            raise refused
     if endpoint is not None and not session.abandoned and session.path.is_file():
         # What the printed re-record command needs; vcrpy rewrote the file without it.
-        write_metadata(session.path, RecordingMetadata(*endpoint, settings.timeout))
+        write_metadata(session.path, RecordingMetadata(*endpoint, settings.timeout, world_spec))
     return result
+
+
+def _recorded_world(scenario: Scenario, path: Path, cassette: Path) -> str | None:
+    """The scenario's world as the cassette's metadata names it: a packaged name, or its file
+    relative to the cassette's folder (None for an inline world)."""
+    if not isinstance(scenario.world, str):
+        return None
+    try:
+        spec = resolve_world_spec(scenario, path)
+    except ScenarioError:
+        return None
+    if not isinstance(spec, Path):
+        return str(spec)
+    return Path(os.path.relpath(spec, cassette.absolute().parent)).as_posix()
 
 
 def _replay_config(session: CassetteSession, settings: RunSettings) -> LLMConfig:

@@ -1,7 +1,9 @@
 """Re-recording: what a cassette was recorded with, and the command that records it again.
 
 A recording writes the endpoint, the model and the timeout it used into the cassette, as a
-``diageval:`` mapping at the top of the file (never the key). vcrpy reads only
+``diageval:`` mapping at the top of the file (never the key), and the world it ran on (a
+packaged name, or a file path relative to the cassette's folder; an inline world is not
+written), so that ``diageval scaffold`` can replay the cassette on its own world. vcrpy reads only
 ``interactions`` and ignores it; it rewrites the file without it, so the runner writes it
 again after every recording. Older cassettes without it fall back to the endpoint and model
 of their first request.
@@ -49,6 +51,8 @@ class RecordingMetadata:
     base_url: str | None = None
     model: str | None = None
     timeout: float | None = None
+    world: str | None = None
+    """The world of the recording: a packaged name or a path relative to the cassette's folder."""
 
     def options(self) -> list[str]:
         """The command-line options that record with the same endpoint, model and timeout."""
@@ -82,6 +86,7 @@ def read_metadata(cassette: Path) -> RecordingMetadata | None:
                 _text(block.get("base_url")),
                 _text(block.get("model")),
                 float(timeout) if isinstance(timeout, int | float) else None,
+                _text(block.get("world")),
             )
     uri, model = _FIRST_URI.search(text), _FIRST_MODEL.search(text)
     return RecordingMetadata(uri.group(1) if uri else None, model.group(1) if model else None)
@@ -112,6 +117,7 @@ def write_metadata(cassette: Path, metadata: RecordingMetadata) -> None:
                 ("base_url", metadata.base_url),
                 ("model", metadata.model),
                 ("timeout", metadata.timeout),
+                ("world", metadata.world),
             )
             if value is not None
         }
