@@ -149,8 +149,9 @@ def _scenarios_naming(cassette: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
 
 def _names(data: dict[str, Any], path: Path, cassette: Path) -> bool:
     llm = data.get("llm")
-    if isinstance(llm, dict) and isinstance(llm.get("cassette"), str):
-        return (path.parent / llm["cassette"]).resolve() == cassette
+    named = llm.get("cassette") if isinstance(llm, dict) else None
+    if isinstance(named, str):
+        return (path.parent / named).resolve() == cassette
     return llm is None and "expect" in data and str(data.get("id", path.stem)) == cassette.stem
 
 
