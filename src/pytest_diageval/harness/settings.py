@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +21,12 @@ import pytest
 __all__ = [
     "DEFAULT_SCENARIO_DIRS",
     "DEFAULT_TIMEOUT",
+    "KEY_VARIABLE",
     "NEVER_COLLECTED_DIRS",
     "RECORD_MODES",
     "SCENARIO_SUFFIXES",
     "SETTINGS_KEY",
+    "KeyRefusedError",
     "MissingEndpointError",
     "RecordMode",
     "RunSettings",
@@ -46,6 +49,9 @@ DEFAULT_SCENARIO_DIRS: tuple[str, ...] = ("scenarios",)
 """Folders whose YAML files are scenarios (ini ``diageval_scenario_dirs``)."""
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 DEFAULT_TIMEOUT = 60.0
+KEY_VARIABLE = "OPENAI_API_KEY"
+"""Where a recording's API key comes from (there is no option: a key never sits in a command)."""
+_REFUSED = re.compile(r"HTTP (401|403)\b")
 """Seconds per model request; a small local model may need far more (``--diageval-timeout``)."""
 
 
@@ -94,6 +100,27 @@ class RunSettings:
         raise MissingEndpointError(
             f"--diageval-record={self.record_mode} would record {cassette}, but no {names} "
             f"{verb} set: {'; '.join(hint for _, hint in missing)}"
+        )
+
+
+    def refused_key_error(self, run_error: str | None, base_url: str) -> KeyRefusedError | None:
+        """When a recording stopped because ``base_url`` answered 401 or 403: the error that
+        says whether the key was missing or refused, and where it is set; else None."""
+        found = _REFUSED.search(run_error or "")
+        if found is None:
+            return None
+        status = found.group(1)
+        if self.api_key is None:
+            why = (
+                f"no API key is set ({KEY_VARIABLE} is unset or empty), so the request carried"
+                " only a placeholder"
+            )
+        else:
+            why = f"it refused the key in {KEY_VARIABLE}"
+        return KeyRefusedError(
+            f"--diageval-record={self.record_mode}: {base_url} answered HTTP {status}: {why};"
+            f" set {KEY_VARIABLE} to a key this endpoint accepts and record again"
+            f" ({KEY_VARIABLE}=… <the same command>). The model call said: {run_error}"
         )
 
 
@@ -166,6 +193,10 @@ def run_settings(config: pytest.Config) -> RunSettings:
 
 class MissingEndpointError(Exception):
     """A cassette would be recorded, but the endpoint or model to record from is not set."""
+
+
+class KeyRefusedError(Exception):
+    """A recording's endpoint answered 401/403: the API key is missing or refused."""
 
 
 SETTINGS_KEY = pytest.StashKey[RunSettings]()
