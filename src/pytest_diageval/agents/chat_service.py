@@ -75,6 +75,9 @@ class ChatService:
         self.store = store if store is not None else Store()
         self.budget = budget if budget is not None else ExecutorBudget()
         self.max_rounds = max_rounds
+        self.last_rounds: list[RoundResult] = []
+        """The rounds the latest run finished, kept also when the run raised (a broken
+        script stops a run between rounds; its author needs the rounds before the stop)."""
 
     def run(
         self, query: str, world: World, llm: LLM, *, session_id: str = DEFAULT_SESSION_ID
@@ -85,6 +88,7 @@ class ChatService:
         tools = constrained_tool_definitions(world, query)
         session = _Session(session_id, query, now, llm, recorder, tools, world.entity_aliases())
         rounds: list[RoundResult] = []
+        self.last_rounds = rounds
         try:
             self._run_rounds(session, rounds)
             return self._complete(session, rounds)

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from pytest_diageval.agents.chat_service import ChatService
 from pytest_diageval.agents.llm import LLM, LLMConfig
-from pytest_diageval.agents.results import ChatResult
-from pytest_diageval.agents.scripted.model import scripted_llm
+from pytest_diageval.agents.results import ChatResult, RoundResult
+from pytest_diageval.agents.scripted.model import ScriptExhaustedError, scripted_llm
+from pytest_diageval.agents.scripted.rounds import explain_exhaustion
 from pytest_diageval.agents.usage import TokenUsage, UsageMeter
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.world import World
@@ -79,13 +80,25 @@ def _run_scripted(scenario: Scenario, world: World, usage: TokenUsage) -> ChatRe
     assert scenario.llm is not None
     assert scenario.llm.script is not None
     llm, transport = scripted_llm(scenario.llm.script, wrap=lambda inner: UsageMeter(inner, usage))
-    with llm:
-        result = _diagnose(scenario, world, llm)
-    transport.assert_exhausted()
+    finished: list[RoundResult] = []
+    try:
+        with llm:
+            result = _diagnose(scenario, world, llm, finished)
+        transport.assert_exhausted()
+    except ScriptExhaustedError as exc:
+        # Out of entries after a round that asked for a retry: say why the round was asked.
+        explanation = explain_exhaustion(finished, exc.stage)
+        if explanation is None:
+            raise
+        raise ScriptExhaustedError(
+            f"{exc}{explanation}", stage=exc.stage, request=exc.request
+        ) from None
     return result
 
 
-def _diagnose(scenario: Scenario, world: World, llm: LLM) -> ChatResult:
+def _diagnose(
+    scenario: Scenario, world: World, llm: LLM, finished: list[RoundResult] | None = None
+) -> ChatResult:
     """One ChatService run on a fresh store, closed as soon as the run ends.
 
     A sqlite3 connection (with its statement cache) sits in a reference cycle, so what it
@@ -97,7 +110,11 @@ def _diagnose(scenario: Scenario, world: World, llm: LLM) -> ChatResult:
     """
     with closing(Store()) as store:
         service = ChatService(store=store)
-        return service.run(scenario.query, world, llm, session_id=scenario.scenario_id)
+        try:
+            return service.run(scenario.query, world, llm, session_id=scenario.scenario_id)
+        finally:
+            if finished is not None:  # the rounds before a stop, for its message
+                finished.extend(service.last_rounds)
 
 
 def _run_cassette(

@@ -51,6 +51,7 @@ __all__ = [
     "RecordedRequest",
     "ScriptEntry",
     "ScriptError",
+    "ScriptExhaustedError",
     "ScriptFormatError",
     "ScriptToolCall",
     "ScriptedTransport",
@@ -70,6 +71,14 @@ class ScriptError(openai.OpenAIError):
     other exception from a transport is retried and then wrapped as a connection error,
     which would disguise a broken script as an unavailable model.
     """
+
+
+class ScriptExhaustedError(ScriptError):
+    """A request came after the script's last entry (``stage`` asked, ``request`` its number)."""
+
+    def __init__(self, message: str, *, stage: str | None, request: int) -> None:
+        super().__init__(message)
+        self.stage, self.request = stage, request
 
 
 class ScriptFormatError(ValueError):
@@ -235,10 +244,12 @@ class ScriptedTransport(httpx2.BaseTransport):
             raise ScriptError("scripted model got a request whose body is not a JSON object")
         number = self._served + 1
         if self._served >= len(self.entries):
-            raise ScriptError(
+            raise ScriptExhaustedError(
                 f"scripted model: request {len(self.requests)} from stage {recorded.stage!r} "
                 f"came after the last script entry (the script has {len(self.entries)} "
-                f"entries; entry {number} (1-based) does not exist)"
+                f"entries; entry {number} (1-based) does not exist)",
+                stage=recorded.stage,
+                request=len(self.requests),
             )
         expected = self.entries[self._served].stage
         if recorded.stage != expected:
