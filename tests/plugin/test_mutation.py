@@ -85,7 +85,7 @@ def test_every_mutant_is_an_item_named_by_kind_claim_and_binding(
     scenarios.write("scenarios/memory.yaml", scenarios.full())
     scenarios.write("scenarios/low.yaml", scenarios.low_confidence())
     result = pytester.runpytest("--diageval-mutate", "--collect-only", "-q")
-    ids = [line for line in result.outlines if "::" in line]
+    ids = [line for line in result.outlines if "::mutant[" in line]
     assert len(ids) == 45  # the LOW_CONFID scenario has nothing to mutate
     assert ids[0] == f"{NODE}::mutant[other-invocation-claim-1-0]"
     assert ids[-1] == f"{NODE}::mutant[extra-sentence-answer-all]"

@@ -9,7 +9,9 @@ there is to mutate); each item then runs its mutant (:mod:`~.replay`).
 An item passes when its mutant is killed (any verdict but PASS), is skipped when the mutant
 is equivalent by construction, and fails when the mutant survives, naming what changed, the
 verdict it reached and the seed rule that let it through. A scenario whose replay cannot be
-mutated (a stale cassette, a broken script) gets one failing ``mutation-setup`` item.
+mutated (a stale cassette, a broken script) gets one failing ``mutation-setup`` item, and one
+that does not reach PASS one skipped ``not-mutated`` item whose reason is its verdict (so a run
+with nothing to mutate says why instead of "no tests ran").
 """
 
 from __future__ import annotations
@@ -39,10 +41,13 @@ __all__ = [
     "MutationFile",
     "MutationNode",
     "MutationSetupItem",
+    "NotMutatedItem",
     "mutant_payload",
+    "not_mutated_payload",
 ]
 
 SETUP_ITEM = "mutation-setup"
+NOT_MUTATED_ITEM = "not-mutated"
 
 
 class MutantSurvived(Exception):
@@ -81,14 +86,18 @@ class MutationNode(ScenarioNode):
             self.setup_error = str(exc)
             yield MutationSetupItem.from_parent(self, name=SETUP_ITEM)
             return
-        if self.plan is None:
-            return  # no PASS, nothing a forgery could sneak through
+        if self.plan is None:  # no PASS, nothing a forgery could sneak through
+            yield self._tagged(NotMutatedItem.from_parent(self, name=NOT_MUTATED_ITEM))
+            return
         for mutant in derive_mutants(self.plan.base):
-            item = MutantItem.from_parent(self, name=f"mutant[{mutant.name}]", mutant=mutant)
-            for tag in self.outline.tags:  # -m selects mutants by the scenario's tags too
-                self.config.addinivalue_line("markers", f"{tag}: scenario tag")
-                item.add_marker(tag)
-            yield item
+            name = f"mutant[{mutant.name}]"
+            yield self._tagged(MutantItem.from_parent(self, name=name, mutant=mutant))
+
+    def _tagged(self, item: pytest.Item) -> pytest.Item:
+        for tag in self.outline.tags:  # -m selects mutants by the scenario's tags too
+            self.config.addinivalue_line("markers", f"{tag}: scenario tag")
+            item.add_marker(tag)
+        return item
 
     def _replay_plan(self) -> ReplayPlan | None:
         scenario = self.scenario
@@ -130,6 +139,33 @@ class MutationSetupItem(pytest.Item):
     def reportinfo(self) -> tuple[Any, int | None, str]:
         assert isinstance(self.parent, MutationNode)
         return self.path, None, f"{self.parent.scenario_id}::{SETUP_ITEM}"
+
+
+class NotMutatedItem(pytest.Item):
+    """Skipped: the scenario does not reach PASS, so no forgery of it could pass either."""
+
+    @property
+    def node(self) -> MutationNode:
+        assert isinstance(self.parent, MutationNode)
+        return self.parent
+
+    def reason(self) -> str:
+        run = self.node.run()  # cached: a cassette scenario's replay has already run
+        result = run.result
+        if result is None or result.final_verdict is None:
+            reached = "it reaches no verdict"
+        elif result.final_verdict == "PASS":
+            reached = "its replay from the answers in order does not reach PASS"
+        else:
+            score = "-" if result.final_score is None else f"{result.final_score:g}"
+            reached = f"its verdict is {result.final_verdict} (score {score})"
+        return f"not mutated: {reached}; --diageval-mutate forges only scenarios that reach PASS"
+
+    def runtest(self) -> None:
+        pytest.skip(self.reason())
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"{self.node.scenario_id}::{NOT_MUTATED_ITEM}"
 
 
 class MutantItem(pytest.Item):
@@ -193,6 +229,13 @@ def survivor_message(mutant: Mutant, outcome: MutantOutcome) -> str:
             f"  final answer: {answer if len(answer) <= 160 else answer[:159] + '…'}",
         ]
     )
+
+
+def not_mutated_payload(item: pytest.Item) -> dict[str, str] | None:
+    """The scenario a ``not-mutated`` item skipped and why (for the mutation summary)."""
+    if not isinstance(item, NotMutatedItem):
+        return None
+    return {"scenario": item.node.scenario_id, "nodeid": item.nodeid, "reason": item.reason()}
 
 
 def mutant_payload(item: pytest.Item) -> dict[str, Any] | None:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_diageval.harness.checks.evidence_lines import table
-from pytest_diageval.harness.mutation.items import mutant_payload
+from pytest_diageval.harness.mutation.items import mutant_payload, not_mutated_payload
 from pytest_diageval.harness.mutation.mutants import KINDS
 
 __all__ = ["OUTCOMES", "MutationReporter", "MutationSummary"]
@@ -93,6 +93,7 @@ class MutationReporter:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.summary = MutationSummary()
+        self.not_mutated: dict[str, dict[str, str]] = {}  # by node id: scenario and reason
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -103,18 +104,36 @@ class MutationReporter:
             payload = mutant_payload(item)
             if payload is not None:
                 report.diageval_mutant = payload  # type: ignore[attr-defined]
+            skipped = not_mutated_payload(item)
+            if skipped is not None:
+                report.diageval_not_mutated = skipped  # type: ignore[attr-defined]
+                if report.skipped and isinstance(report.longrepr, tuple):
+                    # The skip's place is the scenario file, not the line that skipped.
+                    # (pytest itself puts None there for a skip mark: no line number)
+                    place = (str(item.path), None, report.longrepr[2])
+                    report.longrepr = place  # type: ignore[assignment]
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, "diageval_mutant", None)
         if payload is not None:
             self.summary.add(payload)
+        skipped = getattr(report, "diageval_not_mutated", None)
+        if skipped is not None:
+            self.not_mutated[skipped["nodeid"]] = skipped
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.summary.mutants:
+        if not self.summary.mutants and not self.not_mutated:
             return
         write = terminalreporter.write_line
         terminalreporter.write_sep("=", "diageval mutation")
+        if self.not_mutated:
+            write(f"scenarios not mutated ({len(self.not_mutated)}):")
+            for _, skipped in sorted(self.not_mutated.items()):
+                write(f"  {skipped['scenario']}: {skipped['reason'].removeprefix('not mutated: ')}")
+            if not self.summary.mutants:
+                return
+            write("")
         for line in self.summary.table_lines():
             write(line)
         write("")
@@ -131,7 +150,12 @@ class MutationReporter:
         target = self.config.getoption("diageval_report")
         if target is None or hasattr(self.config, "workerinput"):
             return
-        report = {"version": 1, "mode": "mutate", "mutation": self.summary.as_json()}
+        mutation = self.summary.as_json()
+        mutation["not_mutated"] = [
+            {"scenario": p["scenario"], "reason": p["reason"]}
+            for _, p in sorted(self.not_mutated.items())
+        ]
+        report = {"version": 1, "mode": "mutate", "mutation": mutation}
         path = Path(target)
         path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(report, ensure_ascii=False, indent=2, sort_keys=True)
