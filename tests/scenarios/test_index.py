@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 INDEX = ROOT / "scenarios" / "README.md"
 TEST_REF = re.compile(r"`(tests/[\w/]+\.py)?::(\w+)")
 SCENARIO_REF = re.compile(
-    r"`((?:matrix|regression|verifier|routing|evidence|soundness|worlds|live)/[\w.-]+\.yaml)`"
+    r"`((?:matrix|regression|verifier|routing|evidence|injection|soundness|worlds|live)"
+    r"/[\w.-]+\.yaml)`"
 )
 
 
