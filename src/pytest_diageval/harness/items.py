@@ -28,6 +28,7 @@ from pytest_diageval.harness.checks.failures import (
     ScenarioFailures,
     expect_line,
     failure_repr,
+    problems_repr,
 )
 from pytest_diageval.harness.format.loader import (
     ScenarioError,
@@ -138,9 +139,11 @@ class InvalidScenario(pytest.Item):
     def repr_failure(
         self, excinfo: ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
-        if isinstance(excinfo.value, ScenarioError):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo)
+        error = excinfo.value
+        if not isinstance(error, ScenarioError):
+            return super().repr_failure(excinfo)
+        tb = style or self.config.getoption("tbstyle", "auto")
+        return problems_repr(error.path, error.problems, self.config.rootpath, style=tb)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.error.line - 1 if self.error.line is not None else None

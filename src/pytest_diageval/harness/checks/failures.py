@@ -17,6 +17,7 @@ and lose its first line's location).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ __all__ = [
     "ScenarioFailures",
     "expect_line",
     "failure_repr",
+    "problems_repr",
 ]
 
 FULL_STYLES = frozenset({"auto", "long", "native"})
@@ -88,3 +90,28 @@ def failure_repr(
         ),
         reprcrash=ReprFileLocation(path, line, first_line),
     )
+
+
+def problems_repr(
+    path: Path, problems: Sequence[_errors.ScenarioProblem], rootpath: Path, *, style: str
+) -> ReprExceptionInfo:
+    """An unusable scenario file's failure: a headline, then one ``file:line:col: field:
+    message`` line per problem.
+
+    The headline is what ``-q``'s short summary, ``--tb=line`` and JUnit show, and a terminal
+    cuts it at its width: so it starts with the file relative to rootdir and the first
+    problem's line and field (``scenarios/bad.yaml:8: expect.verdict: …``), and says how many
+    problems follow. Under ``--tb=line`` pytest prints the place itself.
+    """
+    first = problems[0]
+    what = f"{first.field_path}: {first.message}" if first.field_path else first.message
+    more = len(problems) - 1
+    if more:
+        what += f" (+{more} more problem{'s' if more > 1 else ''})"
+    where = os.path.relpath(path, rootpath)
+    if where.startswith(".."):
+        where = str(path)
+    line = first.line or 1
+    headline = what if style == "line" else f"{where}:{line}: {what}"
+    lines = [problem.format(path) for problem in problems]
+    return failure_repr((where, line), headline, lines, style=style, short_lines=len(lines))
