@@ -1,21 +1,32 @@
 """The scenarios a new user writes from the README alone load and run: the complete PASS
-example, the fabricated excerpt the README describes (REJECT), and the HikariCP no-hit."""
+example, the fabricated excerpt the README describes (REJECT), and the HikariCP no-hit; the
+README's complete world is a valid world with every key, a scenario on it runs, and the
+``diageval_run`` example passes."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import jsonschema
 import pytest
 import yaml
+
+from pytest_diageval.core.evidence.world import World, WorldError, load_world
 
 if TYPE_CHECKING:
     from conftest import ScenarioDir
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text("utf-8")
 BLOCK = re.compile(r"```yaml\n# readme-example: ([\w-]+)\n(.*?)```", re.DOTALL)
 EXAMPLES: dict[str, str] = dict(BLOCK.findall(README))
+PYTHON_BLOCK = re.compile(r"```python\n# readme-example: ([\w-]+)\n(.*?)```", re.DOTALL)
+PYTHON_EXAMPLES: dict[str, str] = dict(PYTHON_BLOCK.findall(README))
+# The world example as a user copies it, its marker line included (line numbers count it).
+WORLD = "# readme-example: world\n" + EXAMPLES["world"]
 FABRICATED = "HighMemoryUsage resolved, service=order-service, current=12%"
 
 
@@ -34,7 +45,8 @@ def _fabricated() -> dict[str, Any]:
 
 
 def test_the_readme_has_the_two_complete_examples_and_describes_the_third() -> None:
-    assert sorted(EXAMPLES) == ["no-hit", "pass"]
+    assert sorted(EXAMPLES) == ["no-hit", "pass", "world"]
+    assert sorted(PYTHON_EXAMPLES) == ["run-fixture"]
     assert f'(`"{FABRICATED}"`)' in README
     assert "gatekeeper: {severity: reject, failed_rules_include: [evidence.excerpt_mismatch]}" in (
         README
@@ -71,3 +83,70 @@ def test_an_invalid_verifier_label_in_the_example_fails_at_collection(
     assert "content.facts_checked[0].verification: 'supported' is not one of" in (
         result.stdout.str()
     )
+
+
+def on_the_readme_world(data: dict[str, Any]) -> dict[str, Any]:
+    """The PASS example on the README's world, saved as scenarios/mine/worlds/shop.yaml: the
+    same calls, the log line cited where that world's result has it."""
+    data = {**data, "id": "my-high-memory-shop", "world": "worlds/shop.yaml"}
+    binding = data["llm"]["script"][2]["content"]["claims"][0]["evidence_bindings"][1]
+    assert binding["raw_path"] == "$.logs[4]"
+    binding["raw_path"] = "$.logs[0]"
+    return data
+
+
+def test_the_readme_world_is_a_valid_world_with_every_key(tmp_path: Path) -> None:
+    path = tmp_path / "shop.yaml"
+    path.write_text(WORLD, "utf-8")
+
+    world = load_world(path)
+
+    assert set(yaml.safe_load(WORLD)) == set(World.model_fields)  # complete: every key shown
+    assert [(a.alert_name, a.service, a.current) for a in world.alerts] == [
+        ("HighMemoryUsage", "order-service", "91%")
+    ]
+    assert [(log.level, log.service) for log in world.logs] == [
+        ("WARN", "order-service"),
+        ("INFO", "payment-service"),
+    ]
+    assert [section.heading for section in world.knowledge[0].sections] == ["排查步骤"]
+    assert world.failures == {"lookup_knowledge": "timeout"}
+    assert world.entity_aliases() == {"订单服务": "order-service", "order service": "order-service"}
+    schema = json.loads((ROOT / "scenarios" / "world.schema.json").read_text("utf-8"))
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(yaml.safe_load(WORLD))) == []
+
+
+def test_a_misspelt_key_in_the_readme_world_reads_as_the_readme_says(tmp_path: Path) -> None:
+    path = tmp_path / "shop.yaml"
+    path.write_text(WORLD.replace("    message: ", "    mesage: ", 1), "utf-8")
+
+    with pytest.raises(WorldError) as caught:
+        load_world(path)
+
+    said = str(caught.value).splitlines()[2].removeprefix("  - ")
+    assert said.startswith("logs[0].mesage (line 19): unknown key 'mesage'")
+    assert f"`{said}`" in " ".join(README.split())
+
+
+def test_a_scenario_on_the_readme_world_runs_as_documented(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    scenarios.write_text("scenarios/mine/worlds/shop.yaml", WORLD)
+    scenarios.write(
+        "scenarios/mine/high-memory.yaml", on_the_readme_world(yaml.safe_load(EXAMPLES["pass"]))
+    )
+
+    result = pytester.runpytest("scenarios/mine/", "-rf")
+
+    result.assert_outcomes(passed=4)  # the world file is not collected as a scenario
+
+
+def test_the_readme_diageval_run_example_passes(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    scenarios.write_text("scenarios/mine/high-memory.yaml", EXAMPLES["pass"])
+    pytester.makepyfile(test_mine=PYTHON_EXAMPLES["run-fixture"])
+
+    result = pytester.runpytest("test_mine.py")
+
+    result.assert_outcomes(passed=1)

@@ -1,20 +1,48 @@
 """scenarios/README.md indexes every seed requirement: every file and test it names exists,
-and every shipped scenario is named in it; every seed-derived scenario carries a seed tag."""
+and every shipped scenario is named in it; every seed-derived scenario carries a seed tag.
+
+"Shipped" is what the repository holds (git's tracked files, see ``support.shipped``): a
+user's own ``scenarios/mine/x.yaml``, as the README suggests, is theirs and needs no entry."""
 
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 import yaml
+
+from support.shipped import shipped_scenario_files
 
 ROOT = Path(__file__).resolve().parents[2]
 INDEX = ROOT / "scenarios" / "README.md"
 TEST_REF = re.compile(r"`(tests/[\w/]+\.py)?::(\w+)")
-SCENARIO_REF = re.compile(
-    r"`((?:matrix|regression|verifier|routing|evidence|injection|soundness|worlds|live)"
-    r"/[\w.-]+\.yaml)`"
-)
+# `folder/file.yaml`, relative to scenarios/; only names whose folder exists there count
+# (`scenarios/x.yaml` or `src/…/default.yaml` in the prose are not entries).
+SCENARIO_REF = re.compile(r"`([\w-]+/[\w.-]+\.yaml)`")
+
+
+def named_scenarios(text: str, scenarios: Path = ROOT / "scenarios") -> set[str]:
+    """The scenario files the index names, relative to ``scenarios``."""
+    return {
+        name
+        for name in SCENARIO_REF.findall(text)
+        if name.split("/")[0] != "cassettes" and (scenarios / name.split("/")[0]).is_dir()
+    }
+
+
+def shipped_scenarios(root: Path = ROOT) -> set[str]:
+    """The shipped scenario (and world) files, relative to scenarios/: what git tracks, so a
+    user's own folder breaks nothing."""
+    text = (root / "scenarios" / "README.md").read_text("utf-8")
+    folders = {name.split("/")[0] for name in named_scenarios(text, root / "scenarios")}
+    return {
+        str(path.relative_to(root / "scenarios"))
+        for path in shipped_scenario_files(root, indexed_folders=folders)
+    }
 
 
 def referenced_tests(text: str) -> list[tuple[str, str]]:
@@ -45,12 +73,9 @@ def test_every_test_the_index_names_exists() -> None:
 
 def test_every_scenario_the_index_names_exists_and_every_scenario_is_indexed() -> None:
     text = INDEX.read_text("utf-8")
-    named = set(SCENARIO_REF.findall(text))
-    shipped = {
-        str(path.relative_to(ROOT / "scenarios"))
-        for path in (ROOT / "scenarios").rglob("*.yaml")
-        if "cassettes" not in path.parts
-    }
+    named = named_scenarios(text)
+    shipped = shipped_scenarios()
+    assert len(shipped) > 50
     assert named - shipped == set(), (
         f"scenarios/README.md names scenario files that do not exist: {sorted(named - shipped)};"
         " edit scenarios/README.md"
@@ -90,3 +115,62 @@ def test_every_seed_scenario_carries_a_seed_requirement_tag() -> None:
     assert untagged == [], (
         f"{untagged} carry no seed requirement tag: edit each file's `tags:` (e.g. seed004_…)"
     )
+
+
+# The tests that read every file under scenarios/: the index and the schema check each file,
+# the request check sends every scenario's requests (one test), the recorder check runs each
+# scenario as its own test (the user's one is enough here).
+SUITE_TESTS = (
+    "tests/scenarios/test_index.py",
+    "tests/harness/format/test_scenario_schema.py",
+    "tests/agents/test_post_completion.py::test_every_shipped_request_is_sent_exactly_as_create_sends_it",
+)
+PER_SCENARIO_TESTS = ("tests/agents/test_invocation_view.py",)
+PYTEST = (
+    *(sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:xdist"),
+    *(
+        "--deselect",
+        "tests/scenarios/test_index.py::test_a_users_own_scenario_folder_breaks_no_test",
+    ),
+)
+
+
+def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*PYTEST, *args], cwd=cwd, capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git to tell shipped files apart")
+def test_a_users_own_scenario_folder_breaks_no_test(tmp_path: Path) -> None:
+    """The README says: save the example as scenarios/mine/high-memory.yaml. In a checkout
+    (a copy of this one, its files tracked) with that file, on its own world in
+    scenarios/mine/worlds/, the tests that read the whole scenarios/ folder still pass, and
+    so does the user's scenario, in them too."""
+    for part in ("tests", "scenarios", "cassettes"):
+        shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    for command in (["init", "-q"], ["add", "tests", "scenarios", "cassettes", "pyproject.toml"]):
+        subprocess.run(["git", "-C", str(tmp_path), *command], check=True, capture_output=True)
+    readme = (ROOT / "README.md").read_text("utf-8")
+    examples = dict(re.findall(r"```yaml\n# readme-example: ([\w-]+)\n(.*?)```", readme, re.S))
+    scenario = yaml.safe_load(examples["pass"])
+    scenario["world"] = "worlds/shop.yaml"
+    scenario["llm"]["script"][2]["content"]["claims"][0]["evidence_bindings"][1]["raw_path"] = (
+        "$.logs[0]"  # the README's world has one order-service log line about memory
+    )
+    mine = tmp_path / "scenarios" / "mine"
+    (mine / "worlds").mkdir(parents=True)
+    (mine / "high-memory.yaml").write_text(yaml.safe_dump(scenario, allow_unicode=True), "utf-8")
+    (mine / "worlds" / "shop.yaml").write_text(examples["world"], "utf-8")
+
+    whole = _pytest(tmp_path, *SUITE_TESTS, "scenarios/mine/")
+    each = _pytest(tmp_path, *PER_SCENARIO_TESTS, "-k", "high-memory and not live")
+
+    assert whole.returncode == 0, whole.stdout[-3000:]
+    assert each.returncode == 0, each.stdout[-3000:]
+    assert "scenarios/mine/high-memory.yaml::my-high-memory::verdict PASSED" in whole.stdout
+    assert "test_every_scenario_file_passes_schema_and_loader[mine/high-memory.yaml] PASSED" in (
+        whole.stdout
+    )
+    assert "test_the_executor_sees_the_stored_rows_every_turn[high-memory] PASSED" in each.stdout
