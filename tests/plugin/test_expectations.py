@@ -44,7 +44,8 @@ WRONG = [
         "REJECT",
         "PASS (score 1.0)",
         [
-            "round 1: PASS 1.0 -> direct (PASS outputs the executor's user-facing answer)",
+            "round 1: PASS 1.0 -> direct (PASS publishes what the verified claims back;"
+            " the executor's user-facing answer, verbatim: its statements are backed by claim-1)",
             "derived: PASS 1.0 | model: PASS 1.0",
             "facts checked:",
             "  fact * | critical | verification    | refs",

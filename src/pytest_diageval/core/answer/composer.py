@@ -13,13 +13,17 @@ Deterministic, after the verdict and the route (004: "Composer 只表达 Verifie
 * ``disclaimer`` (LOW_CONFID) and ``degraded`` (REJECT): the fixed **templates** of
   :mod:`.templates`, filled with the used claims only.
 
-Which claims are used and which dropped (and why) is :func:`.verified_claims.select_claims`.
+Which claims are used and which dropped (and why) is :func:`.verified_claims.select_claims`;
+``claims_shown`` are those the published answer really rests on: a verbatim answer's backing
+claims, the listed claims of a composed one, the findings a template prints (a degraded
+answer prints only directly supported ones, and none after a gatekeeper reject).
 Control and bidi-override characters are stripped from every piece of model text. The
 decision is returned as :class:`ComposerOutput`, which ChatService persists in the audit.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -67,6 +71,9 @@ class ComposerOutput(BaseModel):
     claims_used: list[str] = Field(default_factory=list)
     claims_dropped: list[DroppedClaim] = Field(default_factory=list)
     statements_dropped: int = 0
+    claims_shown: list[str] | None = None
+    """The used claims the published answer shows or rests on (None: an audit from before
+    this was recorded)."""
 
 
 @dataclass(frozen=True)
@@ -91,11 +98,13 @@ def compose_answer(
         composition = _direct(selection, executor_answer)
     elif route.action in ("disclaimer", "degraded"):
         if route.action == "disclaimer":
-            answer = disclaimer_answer(decision, contract, [_finding(u) for u in selection.used])
+            printed = selection.used
+            answer = disclaimer_answer(decision, contract, [_finding(u) for u in printed])
         else:
-            direct = [_finding(u) for u in selection.used if u.label == "direct_evidence"]
-            answer = degraded_answer(decision, contract, gatekeeper, direct)
-        composition = _composition(answer, "template", route.action, selection, 0)
+            printed = [u for u in selection.used if u.label == "direct_evidence"]
+            answer = degraded_answer(decision, contract, gatekeeper, [_finding(u) for u in printed])
+        shown = _printed(answer, printed)
+        composition = _composition(answer, "template", route.action, selection, 0, shown)
     else:  # check_route_matches_verdict refused "retry" already
         raise ValueError(f"compose_answer: unknown route {route.action!r}")
     assert_no_raw_leak(composition.answer)
@@ -104,28 +113,59 @@ def compose_answer(
 
 def _direct(selection: ClaimSelection, executor_answer: str) -> Composition:
     candidate = strip_control(executor_answer).strip()
-    unbacked = [s for s in split_sentences(candidate) if not _allowed(s, selection.used)]
+    sentences = split_sentences(candidate)
+    unbacked = [s for s in sentences if not _allowed(s, selection.used)]
     if selection.used and is_presentable(candidate) and not unbacked:
-        return _composition(candidate, "verbatim", "direct", selection, 0)
+        backers = {_backing(s, selection.used) for s in sentences}
+        shown = [u.claim.claim_id for u in selection.used if u.claim.claim_id in backers]
+        return _composition(candidate, "verbatim", "direct", selection, 0, shown)
     if not selection.used:
-        return _composition(NO_DIRECT_ANSWER, "composed", "direct", selection, len(unbacked))
+        return _composition(NO_DIRECT_ANSWER, "composed", "direct", selection, len(unbacked), [])
     lines = numbered([_finding(used) for used in selection.used])
     parts = [section(COMPOSED_HEADING, lines)]
     left_out = left_out_line(len(unbacked), [d.claim_id for d in selection.dropped])
     if left_out:
         parts.append(left_out)
-    return _composition("\n\n".join(parts), "composed", "direct", selection, len(unbacked))
+    answer = "\n\n".join(parts)
+    shown = [u.claim.claim_id for u in selection.used]  # each is a numbered line
+    return _composition(answer, "composed", "direct", selection, len(unbacked), shown)
 
 
 def _allowed(statement: str, used: list[UsedClaim]) -> bool:
+    """Whether ``statement`` may be published verbatim: framing, or backed by a used claim."""
+    return _backing(statement, used) is not None
+
+
+def _backing(statement: str, used: list[UsedClaim]) -> str | None:
+    """The id of the used claim that backs ``statement``; ``""`` for framing (allowed, backed
+    by none); None when the statement may not be published."""
     if is_neutral(statement):
-        return True
+        return ""
     direct = [u.source() for u in used if u.label == "direct_evidence"]
-    if backing_claim(statement, direct) is not None:
-        return True
+    claim = backing_claim(statement, direct)
+    if claim is not None:
+        return claim
     indirect = [u.source() for u in used if u.label != "direct_evidence"]
-    worded = any(word in statement.lower() for word in INDIRECT_WORDING)
-    return worded and backing_claim(statement, indirect) is not None
+    if any(word in statement.lower() for word in INDIRECT_WORDING):
+        return backing_claim(statement, indirect)
+    return None
+
+
+def _printed(answer: str, printed: list[UsedClaim]) -> list[str]:
+    """The claims whose finding a template really printed: a finding the template screens out
+    (or prints for an earlier claim of the same text) and a degraded answer after a gatekeeper
+    reject (which prints none) do not count."""
+    lines = {line.strip() for line in answer.splitlines()}
+    shown: list[str] = []
+    seen: set[str] = set()
+    for used in printed:
+        text = " ".join(strip_control(_finding(used)).split())
+        numbered_line = re.compile(rf"\d+\. {re.escape(text)}")
+        listed = f"- {text}" in lines or any(numbered_line.fullmatch(line) for line in lines)
+        if listed and text not in seen:
+            shown.append(used.claim.claim_id)
+        seen.add(text)
+    return shown
 
 
 def _finding(used: UsedClaim) -> str:
@@ -138,6 +178,7 @@ def _composition(
     route: Literal["direct", "disclaimer", "degraded"],
     selection: ClaimSelection,
     statements_dropped: int,
+    claims_shown: list[str],
 ) -> Composition:
     output = ComposerOutput(
         status="valid" if selection.used else "empty",
@@ -146,5 +187,6 @@ def _composition(
         claims_used=[u.claim.claim_id for u in selection.used],
         claims_dropped=list(selection.dropped),
         statements_dropped=statements_dropped,
+        claims_shown=claims_shown,
     )
     return Composition(answer=answer, output=output)

@@ -71,7 +71,7 @@ def _action(
     if verdict == "REJECT":
         return "degraded", "REJECT is answered with the degraded template and never retried"
     if verdict == "PASS":
-        return "direct", "PASS outputs the executor's user-facing answer"
+        return "direct", "PASS publishes what the verified claims back"
     if verifier_fallback:
         return "disclaimer", "verifier output unusable: LOW_CONFID fallback, no extra round"
     if score >= DISCLAIMER_SCORE_THRESHOLD:

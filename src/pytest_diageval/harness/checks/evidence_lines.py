@@ -7,7 +7,7 @@ wide characters as two cells, so tables that mix Chinese and ASCII still line up
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pytest_diageval.agents.results import ChatResult, RoundResult, ToolCallSummary
@@ -21,6 +21,7 @@ __all__ = [
     "gatekeeper_lines",
     "invocation_table",
     "route_lines",
+    "route_text",
     "row_values",
     "shorten",
     "streamed_table",
@@ -86,11 +87,48 @@ def streamed_table(
 
 
 def route_lines(result: ChatResult) -> list[str]:
-    return [
-        f"round {r.round}: {r.decision.derived_verdict} {r.decision.derived_score}"
-        f" -> {r.route.action} ({r.route.reason})"
-        for r in result.rounds
-    ]
+    composer = None if result.composer_output is None else result.composer_output.model_dump()
+    lines = []
+    for r in result.rounds:
+        final = composer if r is result.rounds[-1] else None  # only the last round composes
+        route = route_text(r.route.action, r.route.reason, final)
+        lines.append(
+            f"round {r.round}: {r.decision.derived_verdict} {r.decision.derived_score} -> {route}"
+        )
+    return lines
+
+
+def route_text(action: str, reason: str, composer: Mapping[str, Any] | None) -> str:
+    """A round's route, its rule and, for the final round (``composer``: the composer's record
+    as a dict), what was really published: the executor's answer verbatim, an answer composed
+    from the verified claims, or a template, and the claims it shows."""
+    if not composer:
+        return f"{action} ({reason})"
+    return f"{action} ({reason}; {published_text(composer)})"
+
+
+def published_text(composer: Mapping[str, Any]) -> str:
+    """What the final answer is, from the composer's record (``claims_shown`` when recorded,
+    else the claims it used)."""
+    shown = composer.get("claims_shown")
+    claims = list(composer.get("claims_used") or []) if shown is None else list(shown)
+    named = ", ".join(str(claim) for claim in claims)
+    source, route = composer.get("source"), composer.get("route")
+    if source == "verbatim":
+        backed = f"its statements are backed by {named}" if claims else "framing only"
+        return f"the executor's user-facing answer, verbatim: {backed}"
+    if source == "composed":
+        dropped = int(composer.get("statements_dropped") or 0)
+        withheld = "the executor's user-facing answer was not published"
+        if dropped:
+            withheld += (
+                f" ({dropped} statement{'s' if dropped != 1 else ''} without a backing claim)"
+            )
+        if not claims:
+            return f"no verified claim to show: {withheld}"
+        return f"composed from the verified claims {named}: {withheld}"
+    shows = f"showing the verified claims {named}" if claims else "showing no claim"
+    return f"the {route} template, {shows}"
 
 
 def decision_lines(last: RoundResult) -> list[str]:

@@ -21,6 +21,7 @@ from pytest_diageval.harness.cassettes.rerecord import rerecord_command
 from pytest_diageval.harness.checks.evidence_lines import (
     decision_lines,
     gatekeeper_lines,
+    route_text,
     streamed_table,
     table,
 )
@@ -75,6 +76,7 @@ def audit_trail(result: ChatResult) -> str:
     lines = [f"session {result.session_id}: status={result.status}"]
     if result.error:
         lines.append(f"error: {result.error}")
+    composer = None if result.composer_output is None else result.composer_output.model_dump()
     for round_result in result.rounds:
         plan = round_result.plan
         lines.append(f"round {round_result.round}:")
@@ -87,7 +89,10 @@ def audit_trail(result: ChatResult) -> str:
         lines.append(f"  executor output: {status.status} ({status.detail})")
         lines.extend("  " + line for line in gatekeeper_lines(round_result.gatekeeper))
         lines.extend("  " + line for line in decision_lines(round_result))
-        lines.append(f"  route: {round_result.route.action} ({round_result.route.reason})")
+        # The route's rule, then (last round) what was really published: it may differ.
+        final = composer if round_result is result.rounds[-1] else None
+        route = round_result.route
+        lines.append(f"  route: {route_text(route.action, route.reason, final)}")
     lines.append(f"final answer ({result.answer_kind}):")
     lines.extend("  " + line for line in result.final_answer.splitlines())
     return "\n".join(lines)
