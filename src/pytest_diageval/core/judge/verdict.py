@@ -74,6 +74,7 @@ __all__ = [
     "derive_verdict",
     "fallback_decision",
     "round_score",
+    "score_rule",
 ]
 
 VERIFICATION_WEIGHTS: dict[FactVerification, Fraction] = {
@@ -84,6 +85,18 @@ VERIFICATION_WEIGHTS: dict[FactVerification, Fraction] = {
 }
 """Weight of each label in the score (``contradicted`` zeroes the whole score anyway)."""
 SCORE_DECIMALS = 4
+_WEIGHT_NAMES = {"direct_evidence": "direct", "indirect_support": "indirect"}
+
+
+def score_rule() -> str:
+    """The score's rule in words, its numbers read from :data:`VERIFICATION_WEIGHTS` (the
+    ``verdict.score`` override's reason and the HTML report say it, so neither can drift)."""
+    weights = ", ".join(
+        f"{_WEIGHT_NAMES.get(label, label)} {float(weight)}"
+        for label, weight in VERIFICATION_WEIGHTS.items()
+        if label != "contradicted"
+    )
+    return f"score is the mean of critical fact weights ({weights}; contradicted → 0.0)"
 
 
 class VerdictDecision(BaseModel):
@@ -237,8 +250,7 @@ def _record_model_disagreement(
                 rule="verdict.score",
                 from_value=verifier_output.groundedness_score,
                 to_value=score,
-                reason="score is the mean of critical fact weights"
-                " (direct 1.0, indirect 0.6, no_evidence 0.0; contradicted → 0.0)",
+                reason=score_rule(),
             )
         )
 
