@@ -14,6 +14,7 @@ import pytest
 from pytest_diageval.harness.report.baseline import (
     BaselineError,
     FieldChange,
+    answer_diff,
     comparable_values,
     compare_reports,
     load_baseline,
@@ -44,13 +45,14 @@ def after(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return report_of([forged, LOW_CONFID])
 
 
-def test_a_forged_quote_changes_verdict_score_severity_rules_and_answer_kind(
+def test_a_forged_quote_changes_verdict_score_severity_rules_and_the_answer(
     before: dict[str, Any], after: dict[str, Any]
 ) -> None:
     comparison = compare_reports(after, before, "old.json")
 
     # The scripted model estimates tokens deterministically; the REJECT round sent others.
     tokens = [scenario_tokens(report["scenarios"][0]["summary"]) for report in (before, after)]
+    answers = [report["scenarios"][0]["result"]["final_answer"] for report in (before, after)]
     assert comparison.compared == 2
     assert comparison.added == comparison.missing == []
     assert list(comparison.changes) == ["matrix-highmemory-positive"]
@@ -60,16 +62,54 @@ def test_a_forged_quote_changes_verdict_score_severity_rules_and_answer_kind(
         FieldChange("severity", "none", "reject"),
         FieldChange("failed_rules", [], ["evidence.excerpt_mismatch"]),
         FieldChange("answer_kind", "direct", "degraded"),
+        FieldChange("final_answer", *answers),
         FieldChange("tokens", *tokens),
     ]
     assert comparison.terminal_lines() == [
         "changes since baseline old.json: 1 of 2 compared scenarios changed",
         "  matrix-highmemory-positive: verdict PASS → REJECT; score 1.0 → 0.0; severity none"
         " → reject; failed rules [] → [evidence.excerpt_mismatch]; answer kind direct → degraded"
-        f"; tokens {tokens[0]} → {tokens[1]}",
+        f"; final answer changed; tokens {tokens[0]} → {tokens[1]}",
     ]
     assert comparison.is_changed("matrix-highmemory-positive")
     assert not comparison.is_changed("verifier-low-confid-partial-evidence")
+
+
+def test_a_changed_final_answer_is_a_change_with_its_diff(
+    before: dict[str, Any], after: dict[str, Any]
+) -> None:
+    change = compare_reports(after, before, "old.json").field_change(
+        "matrix-highmemory-positive", "final_answer"
+    )
+
+    assert change is not None
+    diff = answer_diff(change.before, change.after)
+    assert diff[:2] == ["--- baseline", "+++ this run"]
+    assert "-1. order-service 当前存在 HighMemoryUsage 告警，内存使用率达到 91%。" in diff
+    assert any(line.startswith("+【无法可靠回答】") for line in diff)
+    assert answer_diff("同一句。", "同一句。") == []
+
+
+def test_tokens_are_shown_like_with_like(before: dict[str, Any]) -> None:
+    """Both sides ``prompt+completion`` when both runs split them, else both totals: never a
+    split against a bare total."""
+    split = copy.deepcopy(before)
+    usage = split["scenarios"][0]["summary"]["usage"]["total"]
+    was = f"{usage['prompt_tokens']}+{usage['completion_tokens']}"
+    usage["prompt_tokens"] += 600
+    bare = copy.deepcopy(before)  # a report that gave one number per scenario
+    for entry in bare["scenarios"]:
+        entry["summary"]["tokens"] = scenario_tokens(entry["summary"])
+        del entry["summary"]["usage"]
+    total = scenario_tokens(before["scenarios"][0]["summary"])
+    assert total is not None
+
+    (both_split,) = compare_reports(split, before, "old.json").changes["matrix-highmemory-positive"]
+    now = f"{usage['prompt_tokens']}+{usage['completion_tokens']}"
+    assert (both_split.before_text, both_split.after_text) == (was, now)
+    (one_bare,) = compare_reports(split, bare, "old.json").changes["matrix-highmemory-positive"]
+    assert (one_bare.before_text, one_bare.after_text) == (str(total), str(total + 600))
+    assert one_bare.text() == f"tokens {total} → {total + 600}"
 
 
 def test_the_same_run_compares_unchanged(before: dict[str, Any]) -> None:

@@ -1,16 +1,21 @@
 """Compare this run with a baseline: a previous ``--diageval-report`` JSON file.
 
 The review of a prompt change is "what moved, and why": per scenario, the verdict, score,
-gatekeeper severity, failed rules, answer kind and tokens of the baseline next to this run's.
+gatekeeper severity, failed rules, answer kind, final answer and tokens of the baseline next to
+this run's. Tokens are compared as totals; where a page shows both sides it shows them in one
+shape (``prompt+completion`` when both runs split them, else both totals), and a changed final
+answer is shown as a diff (:func:`answer_diff`).
 The terminal summary and the HTML report both read one :class:`Comparison`, built from the
 same report data the ``--diageval-report`` JSON holds, so the two can never disagree.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +24,12 @@ __all__ = [
     "BaselineError",
     "Comparison",
     "FieldChange",
+    "answer_diff",
     "comparable_values",
     "compare_reports",
     "load_baseline",
     "scenario_tokens",
+    "split_tokens_text",
     "token_total",
     "tokens_text",
 ]
@@ -33,6 +40,7 @@ COMPARED_FIELDS: dict[str, str] = {
     "severity": "severity",
     "failed_rules": "failed rules",
     "answer_kind": "answer kind",
+    "final_answer": "final answer",
     "tokens": "tokens",
 }
 """Field name in the comparison → its label for people."""
@@ -111,12 +119,21 @@ def scenario_tokens(summary: Mapping[str, Any]) -> int | None:
     return token_total(summary["usage"] if "usage" in summary else summary.get("tokens"))
 
 
-def tokens_text(summary: Mapping[str, Any]) -> str:
-    """The tokens cell as the terminal table writes it (``prompt+completion``)."""
+def split_tokens_text(summary: Mapping[str, Any]) -> str | None:
+    """``prompt+completion`` of one scenario row; None when the row has no such split (no
+    request, or a report that gives a bare total)."""
     usage = summary.get("usage")
     total = usage.get("total") if isinstance(usage, Mapping) else None
     if isinstance(total, Mapping) and total.get("requests"):
         return f"{total.get('prompt_tokens')}+{total.get('completion_tokens')}"
+    return None
+
+
+def tokens_text(summary: Mapping[str, Any]) -> str:
+    """The tokens cell as the terminal table writes it (``prompt+completion``)."""
+    split = split_tokens_text(summary)
+    if split is not None:
+        return split
     count = scenario_tokens(summary)
     return "—" if count is None else str(count)
 
@@ -131,6 +148,7 @@ def comparable_values(record: Mapping[str, Any]) -> dict[str, Any]:
         "severity": summary.get("severity"),
         "failed_rules": _failed_rules(result.get("rounds") or []),
         "answer_kind": result.get("answer_kind"),
+        "final_answer": result.get("final_answer"),
         "tokens": scenario_tokens(summary),
     }
 
@@ -152,12 +170,18 @@ class FieldChange:
     field: str
     before: Any
     after: Any
+    before_text: str | None = dataclass_field(default=None, compare=False)
+    after_text: str | None = dataclass_field(default=None, compare=False)
+    """How a page shows the two values side by side, in one shape (tokens: both
+    ``prompt+completion`` or both totals); None: as :meth:`text` shows them."""
 
     @property
     def label(self) -> str:
         return COMPARED_FIELDS[self.field]
 
     def text(self) -> str:
+        if self.field == "final_answer":  # the page shows the diff; a line has no room for it
+            return f"{self.label} changed"
         return f"{self.label} {_shown(self.before)} → {_shown(self.after)}"
 
 
@@ -220,7 +244,7 @@ def compare_reports(
     for key in sorted(now.keys() & before.keys()):
         old, new = comparable_values(before[key]), comparable_values(now[key])
         moved = [
-            FieldChange(name, old[name], new[name])
+            _change(name, old[name], new[name], before[key], now[key])
             for name in COMPARED_FIELDS
             if old[name] != new[name] and not _unrecorded_tokens(name, old[name], new[name])
         ]
@@ -232,6 +256,33 @@ def compare_reports(
         compared=len(now.keys() & before.keys()),
         added=sorted(now.keys() - before.keys()),
         missing=sorted(before.keys() - now.keys()),
+    )
+
+
+def _change(
+    name: str, old: Any, new: Any, old_entry: Mapping[str, Any], new_entry: Mapping[str, Any]
+) -> FieldChange:
+    if name != "tokens":
+        return FieldChange(name, old, new)
+    # Like with like: prompt+completion against prompt+completion, else total against total.
+    old_split = split_tokens_text(old_entry.get("summary") or {})
+    new_split = split_tokens_text(new_entry.get("summary") or {})
+    if old_split is not None and new_split is not None:
+        return FieldChange(name, old, new, old_split, new_split)
+    return FieldChange(name, old, new, str(old), str(new))
+
+
+def answer_diff(before: Any, after: Any) -> list[str]:
+    """The unified diff (:mod:`difflib`) of two final answers, line by line; its first two
+    lines name the sides (``--- baseline``, ``+++ this run``)."""
+    return list(
+        difflib.unified_diff(
+            str(before or "").splitlines(),
+            str(after or "").splitlines(),
+            "baseline",
+            "this run",
+            lineterm="",
+        )
     )
 
 
