@@ -9,15 +9,20 @@ model's deterministic estimate. SDK retries that failed carry no usage and count
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
 
-from pytest_diageval.agents.llm import STAGE_HEADER, STAGES
+from pytest_diageval.agents.llm import ROUND_HEADER, STAGE_HEADER, STAGES
 
-__all__ = ["StageUsage", "TokenUsage", "UsageMeter"]
+__all__ = ["AnswerListener", "StageUsage", "TokenUsage", "UsageMeter"]
+
+AnswerListener = Callable[[str, str, Mapping[str, Any], float], None]
+"""Told of every answered request: stage, round, the answer's ``usage`` (empty when it has
+none or failed) and the seconds the request took (a recording's progress)."""
 
 
 @dataclass(frozen=True)
@@ -82,17 +87,29 @@ class TokenUsage:
 class UsageMeter(httpx2.BaseTransport):
     """A transport that passes everything through and adds up each completion's ``usage``."""
 
-    def __init__(self, inner: httpx2.BaseTransport, usage: TokenUsage | None = None) -> None:
+    def __init__(
+        self,
+        inner: httpx2.BaseTransport,
+        usage: TokenUsage | None = None,
+        *,
+        on_answer: AnswerListener | None = None,
+    ) -> None:
         self.inner = inner
         self.usage = usage if usage is not None else TokenUsage()
+        self.on_answer = on_answer
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        started = time.monotonic()
         response = self.inner.handle_request(request)
+        stage = request.headers.get(STAGE_HEADER, "unknown")
+        usage: Mapping[str, Any] | None = None
         if response.status_code == 200 and "json" in response.headers.get("content-type", ""):
             usage = _usage_of(response.read())
             if usage is not None:
-                stage = request.headers.get(STAGE_HEADER, "unknown")
                 self.usage.add(stage, usage)
+        if self.on_answer is not None:
+            round_ = request.headers.get(ROUND_HEADER, "?")
+            self.on_answer(stage, round_, usage or {}, time.monotonic() - started)
         return response
 
     def close(self) -> None:

@@ -7,6 +7,7 @@ the run's error, so each item reports it instead of a traceback from deep inside
 
 from __future__ import annotations
 
+import functools
 import os
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -142,7 +143,11 @@ def _run_cassette(
             config = _replay_config(session, settings)
         else:
             config = _record_config(*endpoint, settings)
-        with LLM(config, transport=UsageMeter(cassette_transport(), usage)) as llm:
+        listener = None
+        if endpoint is not None and settings.progress is not None:
+            listener = functools.partial(settings.progress, scenario.scenario_id)
+        meter = UsageMeter(cassette_transport(), usage, on_answer=listener)
+        with LLM(config, transport=meter) as llm:
             result = _diagnose(scenario, world, llm)
         if result.status != "completed":
             # The model failed the run (connection refused, errors after the SDK's retries):

@@ -8,11 +8,12 @@ or vcrpy: those load only when a scenario file is actually collected.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import re
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -23,6 +24,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "KEY_VARIABLE",
     "NEVER_COLLECTED_DIRS",
+    "PROGRESS_PLUGIN",
     "RECORD_MODES",
     "SCENARIO_SUFFIXES",
     "SETTINGS_KEY",
@@ -64,6 +66,10 @@ class RunSettings:
     model: str | None = None
     api_key: str | None = None
     timeout: float = DEFAULT_TIMEOUT
+    progress: Callable[[str, str, str, Mapping[str, object], float], None] | None = field(
+        default=None, compare=False, repr=False
+    )
+    """Told of each request a recording sends (scenario id, stage, round, usage, seconds)."""
 
     @classmethod
     def from_env(
@@ -101,7 +107,6 @@ class RunSettings:
             f"--diageval-record={self.record_mode} would record {cassette}, but no {names} "
             f"{verb} set: {'; '.join(hint for _, hint in missing)}"
         )
-
 
     def refused_key_error(self, run_error: str | None, base_url: str) -> KeyRefusedError | None:
         """When a recording stopped because ``base_url`` answered 401 or 403: the error that
@@ -187,6 +192,9 @@ def run_settings(config: pytest.Config) -> RunSettings:
             config.getoption("diageval_model"),
             config.getoption("diageval_timeout"),
         )
+        progress = config.pluginmanager.get_plugin(PROGRESS_PLUGIN)
+        if progress is not None:
+            settings = dataclasses.replace(settings, progress=progress.request)
         config.stash[SETTINGS_KEY] = settings
     return settings
 
@@ -200,6 +208,8 @@ class KeyRefusedError(Exception):
 
 
 SETTINGS_KEY = pytest.StashKey[RunSettings]()
+PROGRESS_PLUGIN = "diageval-recording-progress"
+"""The plugin that shows a recording's requests as they are answered (if registered)."""
 EXPLICIT_PATHS_KEY = pytest.StashKey[frozenset[Path]]()
 
 
