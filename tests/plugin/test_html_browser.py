@@ -12,6 +12,8 @@ elements itself, and needs no driver binary matched to the browser's version; CI
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,7 +61,7 @@ class Browser:
         page.on("request", lambda request: self.requests.append(request.url))
 
     def visible_rows(self) -> list[str]:
-        rows = self.page.locator("#scenario-table tbody tr.scenario-row:visible td:first-child a")
+        rows = self.page.locator("#scenario-table tbody tr.scenario-row:visible td.scenario-id a")
         return [str(text) for text in rows.all_inner_texts()]
 
 
@@ -125,3 +127,102 @@ def test_the_report_works_offline_in_chromium(
     assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert browser.errors == []
     assert browser.requests == [report_file.as_uri()]
+
+
+# --------------------------------------------------------------------------- layout at 1400 px
+
+
+def copy_suite(root: Path) -> None:
+    """The shipped scenarios (and the cassettes the live ones replay) into ``root``."""
+    repository = Path(__file__).resolve().parents[2]
+    for folder in ("scenarios", "cassettes"):  # the live scenarios replay ../../cassettes/
+        shutil.copytree(repository / folder, root / folder)
+
+
+def edit_as_in_the_readme(root: Path) -> None:
+    """The README's review example on a copy of the suite: matrix 02's executor misquotes the
+    heap usage; besides, one scenario allows two verdicts (``[LOW_CONFID, REJECT]``).
+
+    ``docs/html_report_screenshots.py`` makes the same edits for the README's pictures."""
+    positive = root / "scenarios" / "matrix" / "02-highmemory-positive.yaml"
+    text = positive.read_text("utf-8")
+    assert text.count('evidence_excerpt: "JVM heap usage 3.8GB/4GB"') == 1
+    positive.write_text(text.replace("JVM heap usage 3.8GB/4GB", "JVM heap usage 1.2GB/4GB"))
+    partial = root / "scenarios" / "verifier" / "low-confid-partial-evidence.yaml"
+    text = partial.read_text("utf-8")
+    assert text.count("\n  verdict: LOW_CONFID\n") == 1
+    partial.write_text(
+        text.replace("\n  verdict: LOW_CONFID\n", "\n  verdict: [LOW_CONFID, REJECT]\n")
+    )
+
+
+@pytest.fixture(scope="module")
+def shipped_demo_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The page of the shipped suite after the README's edit, against a baseline of the
+    unedited suite: a failing row, a changed row with its "was" marks, the longest ids."""
+    root = tmp_path_factory.mktemp("demo")
+    copy_suite(root)
+
+    def run(*options: str) -> None:
+        command = [sys.executable, "-m", "pytest", "scenarios", "-q", "-p", "no:cacheprovider"]
+        subprocess.run([*command, *options], cwd=root, check=False, capture_output=True)
+
+    run("--diageval-report", "old.json")
+    edit_as_in_the_readme(root)
+    run("--diageval-html", "new.html", "--diageval-baseline", "old.json")
+    return root / "new.html"
+
+
+@pytest.fixture
+def browser_with_scrollbars() -> Iterator[Browser]:
+    """Chromium at 1400 px with real (space-taking) scrollbars, as a desktop shows them:
+    Playwright hides them by default, which would hide 15 px of overflow."""
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_FLAGS, ignore_default_args=["--hide-scrollbars"]
+        )
+        try:
+            yield Browser(chromium.new_page(viewport={"width": 1400, "height": 900}))
+        finally:
+            chromium.close()
+
+
+def test_the_shipped_suite_reads_at_1400_px_without_scrolling_sideways(
+    shipped_demo_report: Path, browser_with_scrollbars: Browser
+) -> None:
+    page = browser_with_scrollbars.page
+    page.goto(shipped_demo_report.as_uri())
+
+    visible = page.evaluate("document.documentElement.clientWidth")
+    assert visible <= 1400
+    assert page.evaluate("document.documentElement.scrollWidth") <= visible
+    checks = page.locator("#scenario-table thead th", has_text="checks").bounding_box()
+    assert checks is not None
+    assert checks["x"] >= 0
+    assert checks["x"] + checks["width"] <= visible
+    # Still so with every row and section shown, the changed row's marks included.
+    page.check("#filter-changed")
+    assert "matrix-highmemory-positive" in browser_with_scrollbars.visible_rows()
+    assert page.evaluate("document.documentElement.scrollWidth") <= visible
+    assert browser_with_scrollbars.errors == []
+
+
+def test_a_failing_row_is_marked_in_words_and_colour(
+    shipped_demo_report: Path, browser: Browser
+) -> None:
+    page = browser.page
+    page.goto(shipped_demo_report.as_uri())
+
+    failing = page.locator("tr.scenario-row.failing", has_text="matrix-highmemory-positive")
+    status = failing.locator("td.status-cell")
+    assert status.inner_text() == "✗ FAIL"
+    passing = page.locator("tr.scenario-row:not(.failing) td.status-cell")
+    assert set(passing.all_inner_texts()) == {"✓ pass"}
+    # Colour too, not only the words: the whole failing row is tinted, its status cell filled.
+    background = "getComputedStyle(el).backgroundColor"
+    row_colour = failing.locator("td").nth(2).evaluate(f"el => {background}")
+    plain_colour = (
+        page.locator("tr.scenario-row:not(.failing) td").nth(2).evaluate(f"el => {background}")
+    )
+    assert row_colour != plain_colour
+    assert status.evaluate(f"el => {background}") not in (plain_colour, row_colour)

@@ -19,7 +19,7 @@ LEAN = ("-p", "no:hypothesispytest", "--assert=plain")
 CHANGES = [
     "changes since baseline old.json: 1 of 3 compared scenarios changed",
     "  memory-low-confidence: verdict LOW_CONFID → PASS; score 0.6 → 1.0;"
-    " answer kind disclaimer → direct",
+    " answer kind disclaimer → direct; final answer changed",
 ]
 
 
@@ -60,7 +60,7 @@ def test_the_page_shows_what_the_terminal_summary_shows(
     table_rows = _terminal_cells(summary[1:4])
     page_rows = [row.cells() for row in _rows(page)]
     # scenario | expected | actual | score | gatekeeper | rounds | tokens | checks
-    assert [[row[0], *row[3:10]] for row in page_rows] == table_rows
+    assert [[row[1], *row[4:11]] for row in page_rows] == table_rows
     matrix = _terminal_cells(summary[6:9])
     assert [row.cells() for row in page.by_id("confusion-matrix").find_all("tr")] == matrix
     assert page.by_id("totals").text() == "3 scenarios · 1 failing · checks 13/15 passed"
@@ -107,11 +107,11 @@ def test_a_scenario_that_did_not_run_shows_why(
 
     page = _page(pytester.path / "r.html")
     (row,) = _rows(page)
-    assert row.cells()[4] == "—"
+    assert row.cells()[5] == "—"
     assert row.attrs["data-failing"] == "1"
     section = page.by_id("scenario-high-memory-positive")
     (error,) = section.find_all("div", "error-box")
-    stopped = "the scenario did not run to the end: ScriptError: scripted model: request 4"
+    stopped = "the scenario did not run to the end: ScriptExhaustedError: scripted model: request 4"
     assert error.text().startswith(stopped)
     (table,) = section.find_all("div", "failed-expectations")[0].find_all("table")
     failed = [row.cells() for row in table.find_all("tr")[1:]]
@@ -150,14 +150,14 @@ def test_a_baseline_marks_a_moved_verdict_in_the_terminal_and_on_the_page(
     result.assert_outcomes(passed=11, failed=4)
     assert _changes_section(result.outlines) == [*CHANGES, "diageval html report: new.html"]
     page = _page(pytester.path / "new.html")
-    changed = {row.cells()[0]: row.attrs["data-changed"] for row in _rows(page)}
+    changed = {row.cells()[1]: row.attrs["data-changed"] for row in _rows(page)}
     assert changed == {
         "forged-citation": "0",
         "high-memory-positive": "0",
         "memory-low-confidence changed": "1",
     }
     (row,) = [row for row in _rows(page) if row.attrs["data-changed"] == "1"]
-    assert row.cells()[4:6] == ["PASS was LOW_CONFID", "1.0 was 0.6"]
+    assert row.cells()[5:7] == ["PASS was LOW_CONFID", "1.0 was 0.6"]
 
 
 def test_a_baseline_alone_adds_the_terminal_section_only(

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import copy
 import os
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_diageval.core.judge import verdict
 from pytest_diageval.harness.report.baseline import compare_reports
 from pytest_diageval.harness.report.html import render_html, write_html
 from support.html_page import Element, parse_html
@@ -21,6 +23,8 @@ POSITIVE = MATRIX_DIR / "02-highmemory-positive.yaml"
 GATEKEEPER_REJECT = MATRIX_DIR / "06-gatekeeper-reject.yaml"
 LOW_CONFID = SHIPPED / "verifier" / "low-confid-partial-evidence.yaml"
 REJECT_ID = "matrix-gatekeeper-reject"
+HIDES_RAW = SHIPPED / "verifier" / "reject-hides-raw-answer.yaml"
+HIDES_RAW_ID = "verifier-reject-hides-raw-answer"
 
 
 @pytest.fixture(scope="module")
@@ -63,11 +67,11 @@ def test_one_row_and_one_section_per_scenario_with_the_summary_values(
     rows = page.by_id("scenario-table").find_all("tr", "scenario-row")
 
     ids = [entry["id"] for entry in report["scenarios"]]
-    assert [row.cells()[0] for row in rows] == ids
+    assert [row.cells()[1] for row in rows] == ids
     for entry, row in zip(report["scenarios"], rows, strict=True):
         summary, checks = entry["summary"], entry["checks"]
         total = checks["passed"] + checks["failed"]
-        assert row.cells()[3:10] == [
+        assert row.cells()[4:11] == [
             summary["expected_verdict"],
             summary["verdict"],
             str(summary["score"]),
@@ -206,7 +210,8 @@ def test_the_composer_decision_is_shown(report: dict[str, Any], page: Element) -
     (composer,) = _section(page, REJECT_ID).find_all("div", "composer")
 
     assert composer.text().startswith(
-        f"status {composer_output['status']} · source template · route degraded claims used: none"
+        f"status {composer_output['status']} · source template · route degraded"
+        " claims in the answer: none (the published answer shows no claim)"
     )
     dropped = [row.cells() for row in composer.find_all("tr")[1:]]
     assert dropped == [[d["claim_id"], d["reason"]] for d in composer_output["claims_dropped"]]
@@ -234,10 +239,10 @@ def test_the_baseline_marks_what_changed(report: dict[str, Any]) -> None:
 
     page = parse_html(render_html(report, compare_reports(report, baseline, "old.json")))
 
-    rows = {r.cells()[0]: r for r in page.by_id("scenario-table").find_all("tr", "scenario-row")}
+    rows = {r.cells()[1]: r for r in page.by_id("scenario-table").find_all("tr", "scenario-row")}
     changed = rows[f"{REJECT_ID} changed"]
     assert changed.attrs["data-changed"] == "1"
-    assert changed.cells()[4:6] == ["REJECT was PASS", "0.0 was 1.0"]
+    assert changed.cells()[5:7] == ["REJECT was PASS", "0.0 was 1.0"]
     assert rows[f"{LOW_CONFID_ID} new"].attrs["data-changed"] == "1"
     assert rows["matrix-highmemory-positive"].attrs["data-changed"] == "0"
     assert page.by_id("baseline-changes").find_all("li")[0].text() == (
@@ -276,9 +281,9 @@ def test_tokens_are_shown_as_the_terminal_shows_them_and_compared(
     page = parse_html(render_html(with_usage, compare_reports(with_usage, baseline, "old.json")))
 
     rows = page.by_id("scenario-table").find_all("tr", "scenario-row")
-    assert rows[0].cells()[8] == "1800+95 was 1595"
+    assert rows[0].cells()[9] == "1800+95 was 1500+95"
     assert rows[0].attrs["data-changed"] == "1"
-    assert rows[1].cells()[8] == "—"
+    assert rows[1].cells()[9] == "—"
 
 
 def test_a_loop_stopped_by_a_repeated_refused_call_says_so_in_its_round() -> None:
@@ -286,3 +291,166 @@ def test_a_loop_stopped_by_a_repeated_refused_call_says_so_in_its_round() -> Non
     page = parse_html(render_html(report_of([cutoff]), None))
     text = _section(page, "evidence-repeated-argument-error-cutoff").text()
     assert text.count("stopped: a refused call repeated verbatim") == 1  # round 1; 2 submitted
+
+
+# --------------------------------------------------------------------------- issue 28
+
+
+def _expecting(path: Path, verdict: Any, tmp_path: Path) -> Path:
+    data = load_raw(path)
+    data["expect"]["verdict"] = verdict
+    tmp_path.mkdir(exist_ok=True)
+    return write_scenario(data, tmp_path / path.name)
+
+
+def _matrix_cells(page: Element) -> dict[tuple[str, str], Element]:
+    matrix = page.by_id("confusion-matrix")
+    header, *rows = matrix.find_all("tr")
+    actual = header.cells()[1:]
+    return {
+        (row.find_all("th")[0].text(), a): cell
+        for row in rows
+        for a, cell in zip(actual, row.find_all("td"), strict=True)
+    }
+
+
+def test_an_actual_verdict_an_expectation_allows_is_a_match_in_the_confusion_matrix(
+    tmp_path: Path,
+) -> None:
+    allowed = _expecting(LOW_CONFID, ["LOW_CONFID", "REJECT"], tmp_path / "a")
+    disallowed = _expecting(POSITIVE, ["LOW_CONFID", "REJECT"], tmp_path / "b")  # PASS
+
+    cells = _matrix_cells(parse_html(render_html(report_of([allowed, disallowed]), None)))
+
+    hit = cells[("LOW_CONFID|REJECT", "LOW_CONFID")]
+    assert (hit.text(), hit.classes) == ("1", {"hit"})
+    miss = cells[("LOW_CONFID|REJECT", "PASS")]
+    assert (miss.text(), miss.classes) == ("1", {"miss"})
+    assert cells[("LOW_CONFID|REJECT", "REJECT")].text() == "0"
+
+
+def test_a_failing_row_says_so_in_a_status_cell_and_its_section_heading(tmp_path: Path) -> None:
+    failing = _expecting(POSITIVE, "REJECT", tmp_path)
+
+    page = parse_html(render_html(report_of([failing, LOW_CONFID]), None))
+
+    header = page.by_id("scenario-table").find_all("th")[0]
+    assert header.text() == "status"
+    bad, good = page.by_id("scenario-table").find_all("tr", "scenario-row")
+    assert "failing" in bad.classes
+    assert bad.cells()[0] == "✗ FAIL"
+    assert bad.find_all("td")[0].classes == {"status-cell", "fail"}
+    assert good.cells()[0] == "✓ pass"
+    assert good.find_all("td")[0].classes == {"status-cell", "pass"}
+    (mark,) = _section(page, "matrix-highmemory-positive").find_all("span", "status-mark")
+    assert mark.text() == "✗ FAIL"
+    assert _section(page, LOW_CONFID_ID).find_all("span", "status-mark") == []
+
+
+def _forged(tmp_path: Path) -> Path:
+    data = load_raw(POSITIVE)
+    contract = script_entries(data, "executor")[1]["content"]
+    contract["claims"][0]["evidence_bindings"][1]["evidence_excerpt"] = "JVM heap usage 1.2GB/4GB"
+    return write_scenario(data, tmp_path / POSITIVE.name)
+
+
+def test_a_changed_final_answer_is_shown_as_a_diff_and_each_change_links_its_section(
+    report: dict[str, Any], tmp_path: Path
+) -> None:
+    now = report_of([_forged(tmp_path), GATEKEEPER_REJECT, LOW_CONFID])
+    baseline = copy.deepcopy(report)
+    baseline["scenarios"] = [e for e in baseline["scenarios"] if e["id"] != LOW_CONFID_ID]
+    baseline["scenarios"].append({**baseline["scenarios"][0], "id": "gone-since"})
+
+    page = parse_html(render_html(now, compare_reports(now, baseline, "old.json")))
+
+    section = _section(page, "matrix-highmemory-positive")
+    (diff,) = section.find_all("details", "answer-diff")
+    lines = [span.text() for span in diff.find_all("span")]
+    assert lines[:2] == ["--- baseline", "+++ this run"]
+    removed = [span.text() for span in diff.find_all("span", "diff-del")]
+    assert "-1. order-service 当前存在 HighMemoryUsage 告警，内存使用率达到 91%。" in removed
+    assert any(s.text().startswith("+【无法可靠回答】") for s in diff.find_all("span", "diff-add"))
+    assert _section(page, REJECT_ID).find_all("details", "answer-diff") == []
+    # The change list: each scenario that ran links its section; one not run now cannot.
+    items = page.by_id("baseline-changes").find_all("li")
+    links = {li.text().split(":")[0]: [a.attrs["href"] for a in li.find_all("a")] for li in items}
+    assert links == {
+        "matrix-highmemory-positive": ["#scenario-matrix-highmemory-positive"],
+        LOW_CONFID_ID: [f"#scenario-{LOW_CONFID_ID}"],
+        "gone-since": [],
+    }
+    for targets in links.values():
+        for target in targets:
+            assert page.by_id(target[1:]).tag == "section"
+
+
+def test_the_score_rule_shown_is_read_from_the_weights(
+    report: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    weights = verdict.VERIFICATION_WEIGHTS
+    rule = (
+        f"score is the mean of critical fact weights (direct {float(weights['direct_evidence'])},"
+        f" indirect {float(weights['indirect_support'])},"
+        f" no_evidence {float(weights['no_evidence'])}; contradicted → 0.0)"
+    )
+    page = parse_html(render_html(report, None))
+    shown = [p.text() for p in _section(page, LOW_CONFID_ID).find_all("p", "score-rule")]
+    assert shown == [rule]
+    # The verdict.score override gives the same words (the model's score was another).
+    (override,) = [
+        o
+        for o in _round(report, LOW_CONFID_ID)["decision"]["overrides"]
+        if o["rule"] == "verdict.score"
+    ]
+    assert override["reason"] == rule
+
+    monkeypatch.setitem(weights, "indirect_support", Fraction(1, 2))
+    changed = parse_html(render_html(report_of([LOW_CONFID]), None))
+    assert "indirect 0.5," in changed.find_all("p", "score-rule")[0].text()
+    overrides = changed.find_all("table", "overrides")[0].text()
+    assert "(direct 1.0, indirect 0.5, no_evidence 0.0; contradicted → 0.0)" in overrides
+
+
+def test_the_composer_note_names_only_the_claims_the_answer_shows(tmp_path: Path) -> None:
+    """A degraded answer prints directly supported claims only: an indirect one is used by the
+    composer, yet the answer shows no claim, and the note says so."""
+    data = load_raw(HIDES_RAW)
+    facts = script_entries(data, "verifier")[0]["content"]["facts_checked"]
+    facts[0]["verification"] = "indirect_support"
+    data["id"] = "indirect-only-degraded"
+    path = write_scenario(data, tmp_path / HIDES_RAW.name)
+    report = report_of([path, HIDES_RAW])
+    composers = {e["id"]: e["result"]["composer_output"] for e in report["scenarios"]}
+
+    page = parse_html(render_html(report, None))
+
+    (indirect_entry, direct_entry) = report["scenarios"]  # sorted by id
+    assert indirect_entry["result"]["answer_kind"] == "degraded"
+    assert composers["indirect-only-degraded"]["claims_used"] == ["claim-1"]  # used, not shown
+    assert composers[HIDES_RAW_ID]["claims_used"] == ["claim-1"]
+    notes = [
+        s.find_all("p", "claims-shown")[0].text() for s in page.find_all("section", "scenario")
+    ]
+    assert notes == [
+        "claims in the answer: none (the published answer shows no claim)",
+        "claims in the answer: claim-1",
+    ]
+    assert "claim-1" not in notes[0]
+    assert direct_entry["result"]["final_answer"].count("payment-service 存在 HighCPUUsage") == 1
+
+
+def test_the_decision_says_what_was_published(page: Element) -> None:
+    published = {
+        scenario_id: [p.text() for p in _section(page, scenario_id).find_all("span", "published")]
+        for scenario_id in ("matrix-highmemory-positive", REJECT_ID)
+    }
+    assert published == {
+        "matrix-highmemory-positive": [
+            "composed from the verified claims claim-1: the executor's user-facing answer was not"
+            " published (2 statements without a backing claim)"
+        ],
+        REJECT_ID: ["the degraded template, showing no claim"],
+    }
+    decision = _section(page, "matrix-highmemory-positive").find_all("section", "round")[0].text()
+    assert "outputs the executor's user-facing answer" not in decision

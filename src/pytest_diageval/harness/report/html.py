@@ -18,9 +18,12 @@ from typing import Any
 
 import jinja2
 
+from pytest_diageval.core.judge.verdict import score_rule
+from pytest_diageval.harness.checks.evidence_lines import published_text
 from pytest_diageval.harness.report.baseline import (
     COMPARED_FIELDS,
     Comparison,
+    answer_diff,
     scenario_tokens,
     tokens_text,
 )
@@ -72,17 +75,27 @@ def render_html(
     expected_labels, actual_labels, counts = confusion or _confusion_of(report)
     return environment.get_template(TEMPLATE).render(
         scenarios=scenarios,
+        anchors={view["id"]: view["anchor"] for view in scenarios},
         tags=sorted({tag for view in scenarios for tag in view["tags"]}),
         verdicts=_verdict_options(scenarios),
         confusion={
             "expected": expected_labels,
             "actual": actual_labels,
             "counts": {f"{e}|{a}": n for (e, a), n in counts.items()},
+            # An expectation may allow several verdicts ("LOW_CONFID|REJECT"): any is a match.
+            "hits": {f"{e}|{a}" for e in expected_labels for a in actual_labels if _allows(e, a)},
         },
         totals=_totals(scenarios),
         comparison=comparison,
         compared_fields=COMPARED_FIELDS,
+        score_rule=score_rule(),
     )
+
+
+def _allows(expected: str, actual: str) -> bool:
+    """Whether an expected label (``PASS``, or allowed verdicts joined by ``|``) allows the
+    actual verdict."""
+    return actual in expected.split("|")
 
 
 def _confusion_of(report: Data) -> Confusion:
@@ -131,18 +144,34 @@ def scenario_view(index: int, entry: Data, comparison: Comparison | None) -> dic
         "failing": failed > 0 or bool(summary.get("error")),
         "error": summary.get("error"),
         "result": result,
-        "rounds": [round_view(anchor, data, invocations) for data in result.get("rounds") or []],
+        "rounds": _rounds(anchor, result, invocations),
         "composer": result.get("composer_output"),
         "failed_expectations": [c for c in checks_run if c.get("outcome") == "failed"],
         "changes": {},
         "is_new": False,
+        "answer_diff": [],
     }
     if comparison is not None:
         view["changes"] = {c.field: c for c in comparison.changes.get(scenario_id, [])}
         view["is_new"] = scenario_id in comparison.added
+        answer = view["changes"].get("final_answer")
+        if answer is not None:
+            view["answer_diff"] = answer_diff(answer.before, answer.after)
     view["changed"] = bool(view["changes"]) or view["is_new"]
     view["search_text"] = _search_text(view)
     return view
+
+
+def _rounds(anchor: str, result: Data, invocations: Sequence[Data]) -> list[dict[str, Any]]:
+    """Each round's view; the last one also says what was really published (the composer's
+    record), beside its route's rule."""
+    rounds = [round_view(anchor, data, invocations) for data in result.get("rounds") or []]
+    composer = result.get("composer_output")
+    for view in rounds:
+        view["published"] = None
+    if rounds and isinstance(composer, Mapping):
+        rounds[-1]["published"] = published_text(composer)
+    return rounds
 
 
 def _anchor(index: int, scenario_id: str) -> str:
