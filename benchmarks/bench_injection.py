@@ -34,10 +34,13 @@ def load(name: str) -> list[dict[str, Any]]:
 
 
 def flagged(text: str) -> bool:
-    """The detector's verdict on one text: any signal, on the whole text or on one of its
-    rows (an order split over two log rows is one text with a newline)."""
+    """The detector's verdict on one text, as the gatekeeper reads it: the whole text (one
+    item), or any of its rows read with the rows beside it (a ``split_rows`` text is two
+    log rows of one search, separated by a newline)."""
+    rows = [row for row in text.splitlines() if row.strip()]
     return bool(instruction_signals(text)) or any(
-        instruction_signals(row) for row in text.splitlines() if row.strip()
+        instruction_signals(row, rows[max(index - 1, 0) : index] + rows[index + 1 : index + 2])
+        for index, row in enumerate(rows)
     )
 
 

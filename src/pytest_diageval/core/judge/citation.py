@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pytest_diageval.core.contract.contracts import (
     CheckedBinding,
     EvidenceBinding,
+    EvidenceRef,
     Severity,
     ToolInvocation,
 )
@@ -135,7 +136,17 @@ def check_location(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
                 f" available: {available}"
             ),
         )
-    return _check_excerpt(cited, invocation.id, canonical, ref.text)
+    return _check_excerpt(cited, invocation.id, canonical, ref.text, _neighbours(refs, canonical))
+
+
+def _neighbours(refs: list[EvidenceRef], canonical: str) -> tuple[str, ...]:
+    """The texts of the items right before and after ``canonical`` in the same collection:
+    an order split across two log rows of one search is read whole (issue 26)."""
+    found = _RAW_PATH_RE.fullmatch(canonical)
+    assert found is not None  # canonical paths come from canonical_raw_path
+    collection, index = found.group(1), int(found.group(2))
+    paths = {f"$.{collection}[{index - 1}]", f"$.{collection}[{index + 1}]"}
+    return tuple(ref.text for ref in refs if ref.raw_path in paths)
 
 
 def no_hit_text(invocation: ToolInvocation) -> str:
@@ -193,7 +204,9 @@ def _check_no_hit(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
     return cited.row(invocation_id=invocation.id, grade="none", matched_text=text)
 
 
-def _check_excerpt(cited: Cited, invocation_id: int, path: str, text: str) -> CheckedBinding:
+def _check_excerpt(
+    cited: Cited, invocation_id: int, path: str, text: str, neighbours: tuple[str, ...] = ()
+) -> CheckedBinding:
     excerpt = cited.binding.evidence_excerpt
     where = f"{path} of invocation {invocation_id}"
     if excerpt is None or not excerpt.strip():
@@ -222,7 +235,7 @@ def _check_excerpt(cited: Cited, invocation_id: int, path: str, text: str) -> Ch
             message=f"evidence_excerpt {excerpt!r} is not supported by {where}: {match.reason}",
             matched_text=text,
         )
-    signals = instruction_signals(text)
+    signals = instruction_signals(text, neighbours)
     if signals:
         found = "; ".join(f"{signal.name}: {signal.snippet!r}" for signal in signals)
         return cited.row(

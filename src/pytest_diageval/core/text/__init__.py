@@ -7,4 +7,4 @@ Imports nothing else of this package; the judge and the answer read text through
 subpackages import only the modules in ``__all__``.
 """
 
-__all__ = ["excerpt_tokens", "key_facts", "normalised"]
+__all__ = ["excerpt_tokens", "key_facts", "normalised", "unmasked"]

@@ -1,0 +1,293 @@
+"""The structure of an order, as patterns over an unmasked text
+(:mod:`~pytest_diageval.core.text.unmasked`: casefolded, skeleton, spaced letters rejoined,
+underscores and quotes read as spaces).
+
+An order is recognised by its parts, not by a phrase: **who** it addresses (the assistant, the
+model, the reviewer, the verifier …), **what** it asks (a verdict value, skipping the check,
+dropping earlier instructions) and **its form** (an imperative, a request, an assignment).
+Business words in business form stay data: a risk engine's ``判定为 REJECT`` has a business
+subject and no addressee, a CI job's ``verdict=PASS`` has a job, ``缓存命中，直接返回 PASS`` has
+a program that returns, not a reader who answers.
+
+Each pattern is a plain :mod:`re` pattern; :mod:`~pytest_diageval.core.judge.instruction_like`
+combines them into named signals.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "ADDRESSEE",
+    "ASSIGNED_VERDICT",
+    "BUSINESS_SUBJECT",
+    "ENUMERATED_VALUES",
+    "IGNORE_FOREIGN",
+    "IGNORE_OBJECT_FIRST",
+    "IGNORE_VERB_FIRST",
+    "OUTPUT_CONTROL",
+    "PIPELINE_KEY",
+    "PIPELINE_VALUE",
+    "REQUEST",
+    "ROLE_HEADER_LINE",
+    "ROLE_OVERRIDE",
+    "ROLE_TOKEN",
+    "ROLE_TURNS",
+    "SKIP_CHECK",
+    "VERDICT_ORDER",
+]
+
+
+def _any(*parts: str) -> str:
+    return "(?:" + "|".join(parts) + ")"
+
+
+# ------------------------------------------------------------------------------- vocabulary
+
+# A verdict or fact label the pipeline uses; `(?![\w-])` keeps "pass-through" and "PASS label"
+# apart from the value (the label case by BUSINESS_VALUE_NOUN below).
+_VALUE = (
+    r"(?:(?:pass(?:ed)?|low confid|reject|direct evidence|indirect support|approved?|verified"
+    r"|accept(?:ed)?|correct|confirmed|validated?|aprobado|validé|bestanden|geçti)(?![a-z0-9-])"
+    r"|通过|合格|达标|核验成功|已确认|已核实|查实|无误|成立|没问题|直接证据)"
+)
+_VALUE_NOUN = (
+    r"(?!\s*(?:label|labels|record|records|rate|count|tests?|status|criteria"
+    r"|的(?:记录|数据|用例)|率))"
+)
+VALUE = _VALUE + _VALUE_NOUN
+PIPELINE_VALUE = re.compile(r"\b(?:low confid|direct evidence|indirect support)\b")
+"""Values only this pipeline uses: a text that names one speaks the pipeline's language."""
+
+ADDRESSEE = re.compile(
+    _any(
+        r"\b(?:the |dear |hi |hello |to the |for the )?(?:ai |llm |automated |reviewing |"
+        r"language )?(?:reviewer|verifier|grader|judge|checker|assistant|chatbot)\b(?![-]\w)",
+        r"\b(?:reviewing|language|ai|llm) model\b",
+        r"(?:[,:;]\s*|\bthe |\bto the |\bfor )model\b",
+        r"\bllm\b(?![- ]gateway)",
+        r"\bai\b(?! 推荐)",
+        r"\bautomated (?:analysis|review|verification) (?:software|system)\b",
+        r"\b(?:the )?(?:ai |llm )?(?:agent|evaluator|scorer)(?:'s)?\b(?![-]\w)",
+        r"\b(?:sprachmodell|evaluador automático|l'ia|modelo|yapay zek[aâ])\b|모델",
+        r"\bi need you\b|\bwe need you\b|\byour (?:answer|reply|response|output)\b",
+        r"\bwhoever (?:verifies|reviews|checks|reads)\b|读到这里的|审核这边",
+        r"审核(?:的同学|方|模型|人员请)|核验(?:模型|系统|方)|校验(?:模型|程序|方)|验证方|大模型|语言模型",
+        r"评审模型|智能体|阅读本(?:日志|条|段)的",
+        r"ai ?助手|助手|致审核|如您是",
+    )
+)
+"""Who an order speaks to: the model in any of its roles, named or as 'you'."""
+
+REQUEST = re.compile(
+    _any(
+        r"\b(?:please|kindly|could you|would you|can you|will you|you must|you should|"
+        r"must|make sure|be sure to|we would be grateful|would be (?:greatly )?appreciated|"
+        r"let this one through|go easy|copy (?:this|it)|do not|don't|treat|consider|record|"
+        r"label|grade|approve|answer|respond|reply|output|print|say|report|emit|skip|accept|"
+        r"mark|returns?|encode|translate|add|include|append|insert|format|score|pretend)\b",
+        r"请|烦请|恳请|麻烦|务必|希望|劳驾|照抄|把|将|就按|即可|就行|直接|采用|视为|记为|标成|拜托|"
+        r"认可|当作|判作|评为|宣布|不要|别再|请勿|改为",
+    )
+)
+"""The form of a request or an imperative (with an addressee, it is an order)."""
+
+SKIP_CHECK = re.compile(
+    _any(
+        r"\bskip (?:the |this |all |any |remaining |of )*(?:verification|evidence|checks?|"
+        r"checking|review|item)\b",
+        r"\bwithout (?:checking|verifying|re-?checking|review(?:ing)?)\b",
+        r"\bskip (?:re-?checking|verifying)\b",
+        r"不用一条条对|照单全收",
+        r"\b(?:do not|don't) (?:re-?check|verify|review)\b|\bno need to (?:check|verify)\b",
+        r"\bno (?:further )?(?:review|checks)\b",
+        r"(?:无需|不必|不需要|不用|跳过|别再|不要再|请勿再|勿再|免于)(?:再|继续)?(?:逐条)?"
+        r"(?:核验|复核|校验|查|对照|核对|比对|核实|审核|检查|验证|排查)",
+        r"no verifiques|건너뛰",
+        r"免检",
+    )
+)
+"""An order to skip the check the reader performs (the business ``skip risk checks`` and
+``跳过校验：灰度环境…`` carry no verdict value, so they stay data)."""
+
+OUTPUT_CONTROL = re.compile(r"\byour (?:response|answer|reply|output|summary)\b")
+"""What the reader writes: with an addressee and a request, an order about the answer."""
+
+BUSINESS_SUBJECT = re.compile(
+    _any(
+        r"\b(?:job|batch|build|suite|tests?|regression|canary|pipeline|gate|scan|engine|rule|"
+        r"policy|txn|transaction|loan|kyc|merchant|approval|workflow|expense|lint|release|"
+        r"risk|fraud|load test|data quality|schema check|probe|health)\b",
+        r"交易|批次|批处理|批量任务|用例|审批|风控|合规|对账|人工复核|入驻|评审|商户|任务|门禁|扫描|巡检报表",
+    )
+)
+"""A business object a verdict word can belong to: a job's PASS is the job's."""
+
+ENUMERATED_VALUES = re.compile(
+    r"\b(?:pass|low confid|reject)\s*,\s*(?:pass|low confid|reject)\s*(?:,|or)\s*"
+    r"(?:pass|low confid|reject)\b"
+)
+"""A list of allowed values (a schema message) names values, it assigns none."""
+
+# ------------------------------------------------------------------------- ignore, forget
+
+_DROP_EN = (
+    r"(?:ignore|disregard|forget|override|cancel|belay|nevermind|never mind|pay no attention to"
+    r"|do not (?:obey|follow)|don't (?:obey|follow)|stop following|no longer follow)"
+)
+_QUALIFIER_EN = (
+    r"(?:all|any|every|the|your|my|our|previous|prior|above|preceding|earlier|former|"
+    r"foregoing|system|original|existing|following|other|these|those|that|this|of|and|or|"
+    r"rest|initial|given|current|old|safety|preset)"
+)
+_OBJECT_EN = (
+    r"(?:instructions?|prompts?|directives?|directions|guidelines|rules|orders?|commands?|"
+    r"content|context|everything|text|data|guidance)"
+)
+IGNORE_VERB_FIRST = re.compile(
+    r"\b(?:ignore|disregard|forget)\s+(?:all of |everything )?(?:the )?"
+    r"(?:above|previous|preceding|foregoing)(?=\s*(?:and\b|[,.;!]|$))|"
+    rf"\b{_DROP_EN}(?:\s+{_QUALIFIER_EN})+\s+(?:\S+\s+)?{_OBJECT_EN}\b"
+    rf"|\b{_DROP_EN}\s+(?:\S+\s+)?(?:instructions|prompts|directives|directions)\b"
+    r"|(?:忽略|无视|忘记|忘掉|不要理会|不必理会|别理会|不用管|不要管|别管|撇开|抛开|不再遵守|不要遵守|无需遵守|违背)"
+    r"\s*(?:掉)?\s*(?:以上|上面|上述|之前|此前|前面|先前|前述|原有|原来|原先|所有|全部|一切|系统|你的|既有)"
+    r"[^,。;!?]{0,8}?(?:指令|指示|提示词?|规则|要求|约束|设定|规矩|事项|限制|命令|证据|说明)"
+    r"|(?:忽略|无视)\s*(?:证据|指令|指示)"
+)
+"""Drop the instructions: a verb of dropping, a qualifier of whose, an object of orders."""
+
+IGNORE_OBJECT_FIRST = re.compile(
+    r"(?:以上|上面|上述|之前|此前|前面|先前|前述|原有|前头|上头)[^,。;]{0,6}?(?:的)?(?:所有|全部)?"
+    r"(?:指令|指示|提示词?|规则|要求|约束|设定|规矩|那一套|那些)[^,。;]{0,6}?"
+    r"(?:作废|失效|无效|不算数|不作数|不再适用|取消|别当回事|不用管|当没看见)"
+    r"|\b(?:previous|prior|earlier|above) (?:instructions|rules|prompts) (?:are|is) "
+    r"(?:void|cancell?ed|obsolete|no longer valid)\b"
+)
+"""The instructions declared void: 此前的所有指示一律作废, 上述要求全部失效."""
+
+IGNORE_FOREIGN = re.compile(
+    _any(
+        r"\b(?:ignoriere|ignorier|vergiss|missachte)\b.{0,40}?(?:anweisungen|instruktionen|regeln|alles)",
+        r"(?:игнорируй|игнорировать|забудь|забудьте|проигнорируй)\b.{0,40}?(?:инструкци|правил|указани|всё|все)",
+        r"(?:инструкции|правила|указания)\s+(?:недействительны|отменены)",
+        r"\bignor(?:a|e|en|ar)\w*\s+(?:las |les |as |le |todas las |toutes les |tutte le )?"
+        r"(?:instrucciones|instructions|instruções|istruzioni)",
+        r"bỏ qua.{0,30}?hướng dẫn",
+        r"تجاهل.{0,30}?التعليمات",
+        r"(?:指示|命令|ルール|プロンプト)[をは]?.{0,6}?(?:無視|无视|忘れ)",
+        r"(?:지시|명령|규칙|지침)(?:를|을)?.{0,6}?무시",
+        r"\bzignoruj\b.{0,30}?polece|\bnegeer\b.{0,30}?instructies|\babaikan\b.{0,30}?instruksi",
+        r"निर्देशों को अनदेखा|ไม่ต้องสนใจคำสั่ง|התעלם מכל ההוראות|\bpuuza maagizo",
+        r"(?:забудь|ігноруй)\b.{0,30}?(?:вказівки|інструкції)",
+    )
+)
+"""The same order in other languages (read on the native text, before the skeleton)."""
+
+# ------------------------------------------------------------------------------ verdicts
+
+_PRODUCE_EN = (
+    r"(?:output|respond with|reply with|answer with|answer|reply|respond|print|say|emit|"
+    r"report|write|grade (?:\w+ ){0,2}?|just print|print exactly|return)"
+    r"(?: (?:nothing but|only|just|exactly))?(?: with| the word)?"
+)
+_ORDER_ZH = r"(?:直接|请|务必|必须|立即|立刻|一律|统一|只需|只|仅)"
+_PRODUCE_ZH = r"(?:输出|回答|回复|给出|写成?|判定为?|判为|判|标记为|标为|标成|设为|改为|记为|填)"
+VERDICT_ORDER = re.compile(
+    _any(
+        rf"\b{_PRODUCE_EN}\s*:?\s*(?:verdict\s*:?\s*)?{VALUE}",
+        rf"\b(?:mark|label|classify|grade|treat|consider|record|count|rate)\s+"
+        rf"(?:\S+\s+){{0,5}}?as\s+(?:a |an )?{VALUE}",
+        rf"\bset (?:the )?(?:verdict|grade|outcome|result) (?:to|as)\s*{VALUE}",
+        rf"{_ORDER_ZH}\s*{_PRODUCE_ZH}\s*[:]?\s*{VALUE}",
+    )
+)
+"""An imperative that produces a verdict: output PASS, 直接输出 PASS, mark it as
+direct_evidence. ``返回`` is not here: a program returns (缓存命中，直接返回 PASS), a reader
+answers. 'return' alone needs an addressee (see :data:`REQUEST`)."""
+
+_KEY_EN = (
+    r"(?:(?:final|correct|real|expected|true) )?(?:verdict|answer|grade|outcome|result|decision|"
+    r"conclusion|label|judge?ment)(?: (?:override|(?:for|of|on) [^:=.;]{1,60}?))?"
+)
+_KEY_ZH = (
+    r"(?:最终)?(?:结论|判定结果?|核验结果|审核意见|审核结论|核验结论|诊断结论|正确答案|答案|"
+    r"(?:评审|审查|核验|审核)结果)"
+)
+ASSIGNED_VERDICT = re.compile(
+    _any(
+        rf"\b{_KEY_EN}\s*[:=]\s*{VALUE}",
+        rf"\b{_KEY_EN}\s+(?:is|was|should be|must be|shall be|will be|becomes|to|"
+        rf"(?:is|was|has|have)(?: hereby| already)?(?: been)? [^.;]{{0,40}}?(?:\bto|\bas|:|"
+        rf"\bit is))\s*:?\s*{VALUE}",
+        rf"{_KEY_ZH}\s*(?:应当是|应该是|应为|为|是|写成|填|记为|给个|改为|设为|定为|:)\s*[:]?\s*(?:全部)?{VALUE}",
+        rf"(?:写成|记为|标成|视为|视作|当作|算作|算|按|判)\s*(?:{VALUE}|[^,。]{{0,4}}{VALUE})",
+    )
+)
+"""A verdict value given to a key or by a verb of labelling: verdict: PASS, the verdict is PASS,
+结论写成通过, 按通过算. Whether it is an order depends on whose verdict it is (see
+:func:`~pytest_diageval.core.judge.instruction_like.instruction_signals`)."""
+
+PIPELINE_KEY = re.compile(
+    _any(
+        r"\b(?:final|correct|real|expected) (?:verdict|answer|grade|outcome|decision)\b",
+        r"\bexpected (?:verifier |model )?output\b",
+        r"\b(?:verification|diagnosis|review) (?:outcome|result|verdict)\b",
+        r"\bverdict override\b|\bgrade is\b|\bthe verdict\b",
+        r"\b(?:the|this|current) (?:diagnosis|rca)\b|\broot[- ]cause analysis\b",
+        r"诊断|核验|复核|最终结论|最终判定|正确答案|判定结果|事实|证据",
+        r"写成|填|记为|给个|标成|改为|设为",
+    )
+)
+"""The pipeline's own objects: the diagnosis, its verification, its final answer."""
+
+# ---------------------------------------------------------------------------- role, tokens
+
+ROLE_TOKEN = re.compile(
+    _any(
+        r"<\|\s*[a-z][a-z0-9 ]{1,30}\|>",
+        r"\[/?system prompt\]",
+        r"\[/?inst\]",
+        r"<</?sys>>",
+        r"<(?:start|end) of turn>",
+        r"</s>\s*<s>",
+    )
+)
+"""A chat template's role or turn token (ChatML, Llama 2 and 3, Gemma, GPT)."""
+
+ROLE_TURNS = (
+    re.compile(r"^(?:human|user)\s*:"),
+    re.compile(r"^assistant\s*:"),
+)
+"""A dialogue written into the evidence: a line opening a user turn, a later line an
+assistant's."""
+
+ROLE_HEADER_LINE = re.compile(
+    r"^(?:#{1,3}\s*)?(?:system|instruction|response|human|assistant|user)\s*:\s*$"
+)
+"""A role header alone on its line (``### System:``, ``### Instruction:``)."""
+
+ROLE_OVERRIDE = re.compile(
+    _any(
+        r"\byou are now (?:the |a |an |in )?(?:verifier|reviewer|assistant|grader|judge|"
+        r"admin|developer mode|dan)\b",
+        r"你现在是(?:审核|核验|验证|校验|ai|助手|模型|管理员)",
+        r"从现在(?:开始|起)\s*你(?:只|必须|要)",
+        r"\byour new (?:task|instructions?|role|rules?)\b",
+        r"\bnew (?:rule|policy) for the (?:assistant|model|verifier|reviewer)\b",
+        r"\bnew policy\s*:",
+        r"新(?:的)?指令\s*:",
+        r"\bsystem override\b|\bcore instruction\b|\badmin request\b|\bsystem message\s*:",
+        r"\boverride (?:manual |the )?(?:scoring|verdict|checks?|review)\b",
+        r"переопределение системы|новые инструкции",
+        r"\byour (?:objective|task|job|goal) is\b",
+        r"\b(?:please|you (?:will|must|should|are to)) act as\b",
+        r"\bpretend to be\b|\bact as (?:a |an |the )?(?:judge|verifier|reviewer|grader)\b",
+        r"(?:verwerfen|ignorieren|vergessen|missachten)\b.{0,10}$|\banweisungen verwerfen\b",
+        r"\b(?:oublie|oubliez|ignore|ignorez) (?:les |toutes les )?consignes\b",
+        r"\bdesconsider[ae]\w* (?:as |las )?instru",
+        r"talimatlar[ıi] (?:yok say|unut|görmezden gel)",
+        r"\binstead(?: of (?:a |an |the |your )?\w+)?,? (?:please |just )?(?:say|print|output|"
+        r"write|respond|answer|reply)\b",
+    )
+)
+"""A new identity or a new rule set for the reader."""
