@@ -81,9 +81,8 @@ def contract_changes(plan: ReplayPlan, mutant: Mutant) -> dict[str, tuple[Any, A
 
 def test_every_mutant_of_the_example_in_claim_binding_kind_order(example: ReplayPlan) -> None:
     names = [mutant.name for mutant in derive_mutants(example.base)]
-    per_binding = [
-        f"{kind}-claim-1-{number}" for number in (0, 1) for kind in mutants_module.BINDING_KINDS
-    ]
+    kinds = mutants_module.BINDING_KINDS + mutants_module.EVIDENCE_KINDS
+    per_binding = [f"{kind}-claim-1-{number}" for number in (0, 1) for kind in kinds]
     per_claim = [f"{kind}-claim-1-all" for kind in mutants_module.CLAIM_KINDS]
     per_statement = [
         f"{kind}-claim-1-{target}"

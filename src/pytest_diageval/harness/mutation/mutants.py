@@ -2,17 +2,12 @@
 
 ``derive_mutants`` is pure: from the contract and verifier output of a run that reached PASS,
 the session's real invocations and the world's services, it derives one mutant per kind and
-citation, in a fixed order, as the JSON the model would have sent. Running them is
-:mod:`pytest_diageval.harness.mutation.replay`'s job. Each kind models one way a model (or an
-attacker writing into its evidence) gets a claim past the guards; every kind names the seed
-rule that must stop it (:data:`SEED_RULES`).
+citation, in a fixed order, as the JSON the model would have sent (or, for a planted
+injection, the world item to edit). Running them is :mod:`.replay`'s job. The kinds, and the
+seed rule each must be stopped by, are listed in :mod:`.kinds`.
 
-The kinds, and the seed rule each must be stopped by, are listed in
-:mod:`~pytest_diageval.harness.mutation.kinds`.
-
-A mutation with nothing to work on (no digit, no other invocation, no runbook in the session,
-a claim already unbound, ...) or one identical to an earlier mutant of the same run changes
-nothing new: it is *equivalent by construction*, kept with the reason and never run.
+A mutation with nothing to work on (no digit, no runbook, ...) or one identical to an earlier
+mutant changes nothing new: it is *equivalent by construction*, kept with the reason, not run.
 """
 
 from __future__ import annotations
@@ -45,17 +40,20 @@ from pytest_diageval.harness.mutation.kinds import (
     ANSWER_KINDS,
     BINDING_KINDS,
     CLAIM_KINDS,
+    EVIDENCE_KINDS,
     EXTRA_SENTENCE,
     KINDS,
     SEED_RULES,
     STATEMENT_KINDS,
 )
+from pytest_diageval.harness.mutation.planted import planting
 from pytest_diageval.harness.mutation.statement_edits import StatementEdit, statement_edits
 
 __all__ = [
     "ANSWER_KINDS",
     "BINDING_KINDS",
     "CLAIM_KINDS",
+    "EVIDENCE_KINDS",
     "EXTRA_SENTENCE",
     "KINDS",
     "SEED_RULES",
@@ -108,6 +106,8 @@ class Mutant:
     equivalent: str | None = None
     forged_text: str | None = None
     """Text whose publication is the harm (``extra-sentence``); ``None``: a PASS is the harm."""
+    planted: tuple[str, str] | None = None
+    """(cited item's text, injection appended to it in the world): ``planted-injection``."""
 
     @property
     def name(self) -> str:
@@ -138,7 +138,10 @@ def derive_mutants(base: MutationBase) -> list[Mutant]:
         if mutant.equivalent is None and forged is not None:
             mutant = dataclasses.replace(mutant, forged_text=forged)
         if mutant.equivalent is None:
-            key = json.dumps([mutant.contract, mutant.verifier, mutant.extra_call], sort_keys=True)
+            planted = context.planted.get((kind, claim, binding))
+            mutant = dataclasses.replace(mutant, planted=planted)
+            forgery = [mutant.contract, mutant.verifier, mutant.extra_call, mutant.planted]
+            key = json.dumps(forgery, sort_keys=True)
             if key in seen:
                 mutant = _mutant(kind, claim, binding, f"identical to mutant[{seen[key]}]")
             else:
@@ -183,6 +186,8 @@ class _Context:
         self.forged: dict[tuple[str, str, str], str] = {
             ("extra-sentence", "answer", "all"): self.extra_sentence
         }
+        # (kind, claim, binding) -> (cited item's text, injection planted into it)
+        self.planted: dict[tuple[str, str, str], tuple[str, str]] = {}
 
     def outcomes(self) -> Iterator[tuple[str, str, str, _Outcome]]:
         binding_kinds: dict[str, Callable[[Data, Data], _Outcome]] = {
@@ -201,6 +206,7 @@ class _Context:
             for number in range(len(claim.get("evidence_bindings", []))):
                 for kind, mutate in binding_kinds.items():
                     yield kind, token, str(number), self._on_binding(index, number, mutate)
+                yield "planted-injection", token, str(number), self._plant(token, claim, number)
             yield "runbook-only", token, "all", self._runbook_only(index)
             yield "unbound", token, "all", self._unbound(index)
             yield "reattributed", token, "all", self._reattributed(index)
@@ -211,6 +217,15 @@ class _Context:
         yield "extra-sentence", "answer", "all", self._extra_sentence()
 
     # ----------------------------------------------------------------- per binding
+
+    def _plant(self, token: str, claim: Data, number: int) -> _Outcome:
+        binding = claim["evidence_bindings"][number]
+        cited = self.invocations.get(binding.get("source_invocation_id"))
+        planted = planting(cited, binding.get("raw_path"), f"{token}-{number}")
+        if isinstance(planted, str):
+            return planted
+        change, self.planted[("planted-injection", token, str(number))] = planted
+        return change, None, None
 
     def _on_binding(
         self, claim: int, number: int, mutate: Callable[[Data, Data], _Outcome]

@@ -42,6 +42,7 @@ from pytest_diageval.core.evidence.recorder import extract_evidence_refs
 from pytest_diageval.core.evidence.tools import Toolbox
 from pytest_diageval.core.evidence.world import World
 from pytest_diageval.harness.mutation.mutants import Mutant, MutationBase, RunbookQuote
+from pytest_diageval.harness.mutation.planted import plant
 
 __all__ = [
     "MutantOutcome",
@@ -250,8 +251,14 @@ def _last_tool_turn(entries: Sequence[ScriptEntry], rounds: Sequence[int]) -> in
 def run_mutant(plan: ReplayPlan, mutant: Mutant) -> MutantOutcome:
     """Run one (non-equivalent) mutant through the pipeline and judge it."""
     entries = mutant_entries(plan, mutant)
+    world = plan.world
+    if mutant.planted is not None:
+        planted = plant(world, *mutant.planted)
+        if planted is None:
+            return MutantOutcome("error", None, "the cited item is not an item of the world")
+        world = planted
     try:
-        result, _ = _run(plan.scenario_id, plan.query, plan.world, entries)
+        result, _ = _run(plan.scenario_id, plan.query, world, entries)
     except ScriptError as exc:
         return MutantOutcome("error", None, f"the mutant run asked what no answer serves: {exc}")
     if result.status != "completed":
