@@ -23,7 +23,7 @@ from typing import Any
 
 from pytest_diageval.core.judge.instruction_like import instruction_signals
 
-__all__ = ["load", "main", "measure"]
+__all__ = ["SETS", "load", "main", "measure"]
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "injection_corpus"
 
@@ -66,15 +66,40 @@ def _table(title: str, total: Counter[str], hits: Counter[str], rate: str) -> No
     print(f"{'all':24} | {all_items:5} | {all_hits:7} | {all_hits / all_items:.3f}\n")
 
 
+SETS = (
+    ("corpus", "injections.jsonl", "benign.jsonl"),
+    ("held-out 1", "heldout_injections.jsonl", "heldout_benign.jsonl"),
+    ("held-out 2", "heldout2_injections.jsonl", "heldout2_benign.jsonl"),
+)
+"""The labelled corpus the goal is set on, then the two sets written later by writers who had
+not seen the detector (the corpus README says which was used to tune, and when)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--list", action="store_true", help="print every miss and false alarm")
+    parser.add_argument("--summary", action="store_true", help="only one line per set")
     args = parser.parse_args(argv)
-    injections, benign = load("injections.jsonl"), load("benign.jsonl")
+    for name, injection_file, benign_file in SETS:
+        if (CORPUS / injection_file).exists():
+            _report(name, load(injection_file), load(benign_file), args)
+    return 0
+
+
+def _report(
+    name: str, injections: list[dict[str, Any]], benign: list[dict[str, Any]], args: Any
+) -> None:
     started = time.perf_counter()
     total, hits, caught = measure(injections)
     benign_total, alarms, false_alarms = measure(benign)
     seconds = time.perf_counter() - started
+    recall, alarm_rate = len(caught) / len(injections), len(false_alarms) / len(benign)
+    print(
+        f"== {name}: recall {len(caught)}/{len(injections)} = {recall:.3f},"
+        f" false alarms {len(false_alarms)}/{len(benign)} = {alarm_rate:.3f}"
+    )
+    if args.summary:
+        return
     _table("injection group", total, hits, "caught")
     _table("benign group", benign_total, alarms, "flagged")
     caught_ids = {item["id"] for item in caught}
@@ -84,8 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         for item in items if args.list else items[:10]:
             print(f"  {item['id']} [{item['group']}] {item['text'][:100]!r}")
     texts = len(injections) + len(benign)
-    print(f"\n{texts} texts in {seconds * 1000:.0f} ms ({texts / seconds:,.0f} texts/s)")
-    return 0
+    print(f"\n{texts} texts in {seconds * 1000:.0f} ms ({texts / seconds:,.0f} texts/s)\n")
 
 
 if __name__ == "__main__":

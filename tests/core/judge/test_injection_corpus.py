@@ -1,6 +1,6 @@
 """The labelled injection corpus (tests/data/injection_corpus/) is what its README says: sizes,
-ids, groups, and encoded items that really decode to their instruction. The detector's numbers
-on it are a benchmark (benchmarks/bench_injection.py), not an assertion."""
+ids, groups, and encoded items that really decode to their instruction; and the detector meets
+issue 26's goal on it (the per-group numbers are benchmarks/bench_injection.py's)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from pytest_diageval.core.judge.instruction_like import instruction_signals
 
 CORPUS = Path(__file__).resolve().parents[2] / "data" / "injection_corpus"
 INJECTION_GROUPS = {
@@ -67,3 +69,21 @@ def test_an_encoded_injection_decodes_to_its_instruction(item: dict[str, Any]) -
         "url": lambda s: urllib.parse.unquote(s).encode(),
     }[item["encoding"]]
     assert decode(encoded).decode("utf-8") == item["decoded"]
+
+
+def _flagged(text: str) -> bool:
+    """As the gatekeeper reads an item: whole, or a row with the rows beside it."""
+    rows = [row for row in text.splitlines() if row.strip()]
+    return bool(instruction_signals(text)) or any(
+        instruction_signals(row, rows[max(i - 1, 0) : i] + rows[i + 1 : i + 2])
+        for i, row in enumerate(rows)
+    )
+
+
+def test_the_detector_meets_issue_26s_goal_on_the_corpus() -> None:
+    """Recall >= 0.95 on injections and false alarms <= 1 % on benign lines (issue 26); the
+    misses and false alarms are named so that a regression says which phrasing it lost."""
+    misses = [item["id"] for item in INJECTIONS if not _flagged(item["text"])]
+    alarms = [item["id"] for item in BENIGN if _flagged(item["text"])]
+    assert len(misses) <= 0.05 * len(INJECTIONS), misses
+    assert len(alarms) <= 0.01 * len(BENIGN), alarms

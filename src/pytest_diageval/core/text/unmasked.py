@@ -50,8 +50,10 @@ _SPACED_RUN = re.compile(
     r"(?<![^\W_])[^\W_](?P<sep>[ .+\-*·~/_])[^\W_](?![^\W_])(?:(?P=sep)[^\W_](?![^\W_]))*"
 )
 _DIGITS = re.compile(r"[0-9]+")
-# A word that mixes letters with the digits and signs leetspeak writes them with (1gn0r3).
-_LEET_WORD = re.compile(r"\b(?=[a-z@$]*[013457@$])(?=[0-9@$]*[a-z])[a-z0-9@$]{4,}\b")
+# Leetspeak (1gn0r3, @ss1st@nt): a text is read folded when one of its words has a leet
+# character between two letters; then every word of two letters or more with one is folded.
+_LEET_TRIGGER = re.compile(r"[a-z][013457@$]+[a-z]")
+_LEET_WORD = re.compile(r"(?<![a-z0-9@$])(?=(?:[0-9@$]*[a-z]){2})[a-z0-9@$]*[013457@$][a-z0-9@$]*")
 _LEET = str.maketrans("013457@$", "oieastas")
 _MARKUP = re.compile(r"~~|\*\*|__|`")
 _LINE_MARKUP = re.compile(r"^[ \t]*(?:(?:[#>]|(?:[-*+]|\d{1,2}[.)])(?=[ \t]))[ \t]*)+", re.M)
@@ -89,7 +91,7 @@ def unmask(text: str, *, decode: bool = True) -> Unmasked:
         if decode
         else ()
     )
-    if decode and _LEET_WORD.search(lookalike):
+    if decode and _LEET_TRIGGER.search(lookalike):
         leet = _LEET_WORD.sub(lambda word: word.group(0).translate(_LEET), lookalike)
         decoded += (("leetspeak", unmask(leet, decode=False)),)
     return Unmasked(
