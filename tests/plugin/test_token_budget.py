@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_diageval.agents.scripted.token_estimate import ESTIMATE_NAME
+
 if TYPE_CHECKING:
     from conftest import ScenarioDir
 
@@ -31,9 +33,11 @@ def test_token_budget_item_and_token_reporting(
     total = usage["over-budget"]["total"]
     stages = usage["over-budget"]["stages"]
     assert total["requests"] == 4
+    assert usage["over-budget"]["source"] == f"estimated by {ESTIMATE_NAME}"
     assert total["total_tokens"] > 10
     headline = (
-        f"tokens: expected at most 10 tokens, got {total['total_tokens']} tokens (planner"
+        f"tokens: expected at most 10 tokens, got {total['total_tokens']} tokens estimated by"
+        f" {ESTIMATE_NAME} (planner"
         f" {stages['planner']['total_tokens']}, executor {stages['executor']['total_tokens']},"
         f" verifier {stages['verifier']['total_tokens']})"
     )

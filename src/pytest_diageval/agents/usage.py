@@ -56,6 +56,9 @@ class TokenUsage:
     """Per-stage usage of one run (stages in pipeline order), and its total."""
 
     stages: dict[str, StageUsage] = field(default_factory=dict)
+    source: str = ""
+    """Who counted the tokens: ``estimated by <estimate>`` (the scripted model) or ``reported
+    by the endpoint (<model>)`` (a cassette, as the server reported them when recording)."""
 
     def add(self, stage: str, usage: Mapping[str, Any]) -> None:
         prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
@@ -78,10 +81,11 @@ class TokenUsage:
         return {stage: self.stages[stage] for stage in [*known, *sorted(self.stages)]}
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        counted = {
             "total": self.total.as_dict(),
             "stages": {stage: usage.as_dict() for stage, usage in self.ordered().items()},
         }
+        return {**counted, "source": self.source} if self.source else counted
 
 
 class UsageMeter(httpx2.BaseTransport):

@@ -19,6 +19,7 @@ from pytest_diageval.agents.llm import LLM, LLMConfig
 from pytest_diageval.agents.results import ChatResult, RoundResult
 from pytest_diageval.agents.scripted.model import ScriptExhaustedError, scripted_llm
 from pytest_diageval.agents.scripted.rounds import explain_exhaustion
+from pytest_diageval.agents.scripted.token_estimate import ESTIMATE_NAME
 from pytest_diageval.agents.usage import TokenUsage, UsageMeter
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.world import World
@@ -80,6 +81,7 @@ def run_scenario(
 def _run_scripted(scenario: Scenario, world: World, usage: TokenUsage) -> ChatResult:
     assert scenario.llm is not None
     assert scenario.llm.script is not None
+    usage.source = f"estimated by {ESTIMATE_NAME}"
     llm, transport = scripted_llm(scenario.llm.script, wrap=lambda inner: UsageMeter(inner, usage))
     finished: list[RoundResult] = []
     try:
@@ -146,6 +148,7 @@ def _run_cassette(
         listener = None
         if endpoint is not None and settings.progress is not None:
             listener = functools.partial(settings.progress, scenario.scenario_id)
+        usage.source = f"reported by the endpoint ({config.model})"
         meter = UsageMeter(cassette_transport(), usage, on_answer=listener)
         with LLM(config, transport=meter) as llm:
             result = _diagnose(scenario, world, llm)

@@ -4,15 +4,14 @@ scripted model's deterministic estimate; and the ``tokens`` budget check."""
 from __future__ import annotations
 
 import json
-import math
 from collections import defaultdict
 from pathlib import Path
 
 import yaml
 
 from pytest_diageval.agents.scripted.model import estimated_tokens
+from pytest_diageval.agents.scripted.token_estimate import ESTIMATE_NAME
 from pytest_diageval.agents.usage import TokenUsage
-from pytest_diageval.core.evidence.store import stable_json
 from pytest_diageval.harness.checks.evaluators import run_check
 from pytest_diageval.harness.format.loader import load_scenario
 from pytest_diageval.harness.format.scenario import TokensExpectation
@@ -47,6 +46,8 @@ def test_a_replay_reports_the_recorded_usage_per_stage() -> None:
         for stage, u in run.usage.ordered().items()
     }
     assert measured == _recorded_usage(CASSETTE)
+    assert run.usage.source == "reported by the endpoint (gemma3-270m)"
+    assert run.usage.as_dict()["source"] == "reported by the endpoint (gemma3-270m)"
     assert list(measured) == ["planner", "executor", "verifier"]
     assert run.usage.total.total_tokens == sum(p + c for p, c, _ in measured.values())
 
@@ -65,9 +66,11 @@ def test_the_scripted_model_reports_a_deterministic_estimate() -> None:
     assert planner.prompt_tokens > 100  # the planner prompt alone is several hundred characters
 
 
-def test_the_estimate_is_four_characters_a_token_rounded_up() -> None:
-    assert estimated_tokens({"a": 1}) == math.ceil(len(stable_json({"a": 1})) / 4) == 2
-    assert estimated_tokens("x" * 10) == 3  # '"xxxxxxxxxx"' is 12 characters
+def test_the_estimate_counts_an_answers_text() -> None:
+    # Its rule per kind of character: tests/agents/scripted/test_token_estimate.py.
+    # 告警 two tokens; HighMemoryUsage one, and a quarter for each of its nine letters past six
+    assert estimated_tokens({"role": "assistant", "content": "告警 HighMemoryUsage"}) == 6
+    assert estimated_tokens({"content": None}) == 0
 
 
 def test_the_budget_check() -> None:
@@ -83,11 +86,12 @@ def test_the_budget_check() -> None:
     assert not over.passed
     stages = run.usage.stages
     assert over.headline("tokens") == (
-        f"tokens: expected at most {total - 1} tokens, got {total} tokens"
-        f" (planner {stages['planner'].total_tokens}, executor"
+        f"tokens: expected at most {total - 1} tokens, got {total} tokens estimated by"
+        f" {ESTIMATE_NAME} (planner {stages['planner'].total_tokens}, executor"
         f" {stages['executor'].total_tokens}, verifier {stages['verifier'].total_tokens})"
     )
-    assert over.details[-1].startswith(f"total: {run.usage.total.prompt_tokens} prompt + ")
+    assert over.details[-2].startswith(f"total: {run.usage.total.prompt_tokens} prompt + ")
+    assert over.details[-1] == f"tokens estimated by {ESTIMATE_NAME}"
     nothing = run_check("tokens", TokensExpectation(max=1), run.result, TokenUsage())
     assert not nothing.passed
     assert nothing.actual == "no token usage was reported by any model answer"

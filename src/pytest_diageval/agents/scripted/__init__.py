@@ -8,4 +8,4 @@ Above the rest of ``agents``: may import the core and the agents' root modules (
 Other subpackages import only the modules in ``__all__``.
 """
 
-__all__ = ["content", "forced_call", "model", "rounds"]
+__all__ = ["content", "forced_call", "model", "rounds", "token_estimate"]

@@ -1,50 +1,127 @@
-"""The scripted model's token usage: one token per four characters of JSON, rounded up.
+"""The scripted model's token usage: a deterministic estimate of what a tokenizer would count.
 
-Only an estimate (no tokenizer is involved), but a deterministic one, so a scripted
-scenario's token budget catches a prompt that grows. A request's prompt tokens are the
-estimate of its ``messages`` and ``tools``; an answer's completion tokens that of its message.
+No tokenizer is involved (the count must be the same on every machine, whichever packages are
+installed), but the estimate reads the text a chat template shows the model, by kind of
+character, instead of one token per four characters of request JSON (which undercounted
+Chinese prompts about 1.5x and overcounted the JSON-heavy executor requests):
+
+- a CJK character (ideographs, kana, full-width punctuation) is one token;
+- a run of ASCII letters is one token, plus a quarter per letter beyond six (long words split);
+- a digit is one token (tokenizers split numbers into digits);
+- a newline is one token; a run of spaces or tabs costs nothing (it joins the next word);
+- ASCII punctuation is half a token (``":``, ``",`` … merge in pairs); any other character one;
+- each message costs 4 more (its role and the template's markers), each tool call 4 (the
+  function's prefix), each tool offered 10.
+
+The text of a request is its messages' roles and contents, its assistant tool calls (name and
+arguments), and each tool's name and parameters as JSON (what the local ChatML template shows;
+descriptions are not counted). An answer's completion tokens are the same count of its
+content and tool calls. Calibrated on the prompts recorded from Gemma 3 270M in
+``cassettes/live-*.yaml``: ``python benchmarks/bench_token_estimate.py`` prints the ratio of
+recorded to estimated tokens (``benchmarks/README.md``). Counts are kept in quarter tokens,
+integers only, and rounded up once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import json
+import re
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from pytest_diageval.core.evidence.store import stable_json
+__all__ = ["ESTIMATE_NAME", "PROMPT_KEYS", "estimated_tokens", "prompt_tokens", "text_tokens"]
 
-__all__ = ["PROMPT_KEYS", "estimated_tokens", "prompt_tokens"]
-
+ESTIMATE_NAME = "diageval-text-estimate-2"
+"""Names this estimate in reports (a budget says which count it was judged on)."""
 PROMPT_KEYS = ("messages", "tools")
 """The members of a request that its prompt tokens count."""
 
+_CJK = re.compile(
+    "[\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]"
+)
+_WORD = re.compile(r"[A-Za-z]+")
+_DIGIT = re.compile(r"[0-9]")
+_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")
+_BLANK = re.compile(r"[ \t\r]")
+_QUARTER, _LONG_WORD = 4, 6
+_PER_MESSAGE, _PER_CALL, _PER_TOOL = 4 * _QUARTER, 4 * _QUARTER, 10 * _QUARTER
 
-def estimated_tokens(value: Any) -> int:
-    """One token per four characters of ``stable_json(value)``, rounded up."""
-    return -(-len(stable_json(value)) // 4)
+
+def text_tokens(text: str) -> int:
+    """The estimate of one text, rounded up to whole tokens."""
+    return -(-_quarters(text) // _QUARTER)
+
+
+@functools.lru_cache(maxsize=2048)
+def _quarters(text: str) -> int:
+    """Quarter tokens of ``text`` (cached: a conversation re-sends its earlier messages and
+    the same prompts and tools with every request)."""
+    cjk = len(_CJK.findall(text))
+    words = _WORD.findall(text)
+    letters = sum(len(word) for word in words)
+    digits = len(_DIGIT.findall(text))
+    newlines = text.count("\n")
+    punctuation = len(_PUNCTUATION.findall(text))
+    blanks = len(_BLANK.findall(text))
+    other = len(text) - cjk - letters - digits - newlines - punctuation - blanks
+    long_letters = sum(len(word) - _LONG_WORD for word in words if len(word) > _LONG_WORD)
+    return (
+        _QUARTER * (cjk + len(words) + digits + newlines + other)
+        + long_letters
+        + punctuation * _QUARTER // 2
+    )
+
+
+def estimated_tokens(message: Any) -> int:
+    """The completion tokens of an answer ``message`` (its content and tool calls)."""
+    if not isinstance(message, Mapping):
+        return text_tokens(_json(message))
+    return -(-_message_quarters(message) // _QUARTER)
 
 
 def prompt_tokens(text: str, body: Mapping[str, Any]) -> int:
-    """``estimated_tokens({"messages": …, "tools": …})`` of a request, read off its text.
+    """The prompt tokens of a request ``body`` (``text``, the request as sent, is not read:
+    the estimate counts what the model is shown, not the JSON around it)."""
+    del text
+    quarters = 0
+    messages = body.get("messages")
+    for message in messages if isinstance(messages, list) else ():
+        if isinstance(message, Mapping):
+            quarters += _PER_MESSAGE + _message_quarters(message, role=True)
+    tools = body.get("tools")
+    for tool in tools if isinstance(tools, list) else ():
+        quarters += _PER_TOOL
+        function = tool.get("function") if isinstance(tool, Mapping) else None
+        if isinstance(function, Mapping):
+            quarters += _quarters(str(function.get("name", "")))
+            quarters += _quarters(_json(function.get("parameters", {})))
+    return -(-quarters // _QUARTER)
 
-    ``text`` is the request as the openai SDK sends it: compact JSON (``ensure_ascii=False``,
-    separators ``,`` and ``:``) of ``body``. Text like that is exactly as long as
-    ``stable_json`` of the same value, because sorting keys moves characters and never adds
-    any; so the estimate's text is the request's length minus its other members (model,
-    max_tokens, tool_choice: a few short values). The messages and tools, most of a request
-    and longer with every executor turn, are not serialised again.
-    """
-    if not body:
-        return estimated_tokens(dict.fromkeys(PROMPT_KEYS))
-    # An object is '{', its members joined by ',', '}'; a member is '"key":' and its value.
-    counted = len(text) - 2 - (len(body) - 1)
-    counted -= _members_length({k: v for k, v in body.items() if k not in PROMPT_KEYS})
-    absent = {key: None for key in PROMPT_KEYS if key not in body}
-    length = 2 + len(PROMPT_KEYS) - 1 + counted + _members_length(absent)
-    return -(-length // 4)
+
+def _message_quarters(message: Mapping[str, Any], *, role: bool = False) -> int:
+    calls = message.get("tool_calls")
+    per_call = _PER_CALL * len(calls) if isinstance(calls, list) else 0
+    return per_call + sum(_quarters(text) for text in _message_texts(message, role=role))
 
 
-def _members_length(members: Mapping[str, Any]) -> int:
-    """The characters of an object's members in compact JSON: all but braces and commas."""
-    if not members:
-        return 0
-    return len(stable_json(members)) - 2 - max(len(members) - 1, 0)
+def _message_texts(message: Mapping[str, Any], *, role: bool = False) -> Iterator[str]:
+    if role:
+        yield str(message.get("role", ""))
+    content = message.get("content")
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list):
+        yield from (str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if isinstance(function, Mapping):
+            yield str(function.get("name", ""))
+            arguments = function.get("arguments", "")
+            yield arguments if isinstance(arguments, str) else _json(arguments)
+
+
+def _json(value: Any) -> str:
+    """JSON as a chat template shows it (``json.dumps`` with its default separators)."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)

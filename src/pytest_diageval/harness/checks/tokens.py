@@ -26,10 +26,11 @@ def check_tokens(
         return CheckOutcome(False, want, "no token usage was reported by any model answer")
     total = usage.total
     per_stage = ", ".join(f"{stage} {u.total_tokens}" for stage, u in usage.ordered().items())
+    counted = f" {usage.source}" if usage.source else ""
     return CheckOutcome(
         total.total_tokens <= expected.max,
         want,
-        f"{total.total_tokens} tokens",
+        f"{total.total_tokens} tokens{counted}",
         usage_lines(usage),
         reason=per_stage,
     )
@@ -38,8 +39,9 @@ def check_tokens(
 def usage_lines(usage: TokenUsage) -> list[str]:
     """One line per stage and the total: requests, prompt and completion tokens."""
     rows = [*usage.ordered().items(), ("total", usage.total)]
-    return [
+    lines = [
         f"{stage}: {u.prompt_tokens} prompt + {u.completion_tokens} completion"
         f" = {u.total_tokens} tokens in {u.requests} request(s)"
         for stage, u in rows
     ]
+    return [*lines, f"tokens {usage.source}"] if usage.source else lines
