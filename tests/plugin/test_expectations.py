@@ -300,7 +300,9 @@ def test_a_run_that_stops_fails_every_item_with_its_error(
     result.assert_outcomes(failed=11)
     stopped = [line for line in scenarios.failures(result) if "did not run to the end" in line]
     assert len(stopped) == 11
-    result.stdout.fnmatch_lines(["ScriptExhaustedError: scripted model: request 4 from stage 'verifier'*"])
+    result.stdout.fnmatch_lines(
+        ["ScriptExhaustedError: scripted model: request 4 from stage 'verifier'*"]
+    )
     assert scenarios.runs() == [("high-memory-positive", "main")]
     assert scenarios.summary_without_tokens(result)[:2] == [
         "  scenario             | expected | actual | score | gatekeeper | rounds | checks",
