@@ -1,4 +1,5 @@
-"""Recording against the real local model, then replaying offline (``model_server``: needs the extra).
+"""Recording against the real local model, then replaying offline (marked ``model_server``:
+needs the extra).
 
 One scenario is recorded end to end into a temporary cassette with a canary key through the
 real plugin code path (``run_scenario`` with ``record_mode="once"``, endpoint, model and key

@@ -2,8 +2,8 @@
 
 The unit tests drive :class:`LocalServer` with small Python commands in place of
 ``llama_cpp.server`` (a stand-in that serves ``/v1/models``, one that dies at once, one that
-never answers), so they run without the ``local`` extra. The ``model_server`` test needs the extra and
-talks to the real model through the project's own ``LLM``.
+never answers), so they run without the ``local`` extra. The ``model_server`` test needs the
+extra and talks to the real model through the project's own ``LLM``.
 """
 
 from __future__ import annotations
