@@ -2,7 +2,7 @@
 
 The scenarios are the documented example (``high-memory-positive``, a PASS with two bindings)
 and its LOW_CONFID variant, written into a pytester directory. What a mutant derives is pure
-(45 mutants, 8 equivalent, tests/harness/mutation/test_mutants.py); whether the guards of today kill
+(47 mutants, 8 equivalent, tests/harness/mutation/test_mutants.py); whether the guards of today kill
 each one is not pinned here, except for the citation forgeries the gatekeeper must always
 catch. A conftest seam that removes the gatekeeper's excerpt check shows what a weak guard
 looks like in the report.
@@ -86,10 +86,11 @@ def test_every_mutant_is_an_item_named_by_kind_claim_and_binding(
     scenarios.write("scenarios/low.yaml", scenarios.low_confidence())
     result = pytester.runpytest("--diageval-mutate", "--collect-only", "-q")
     ids = [line for line in result.outlines if "::mutant[" in line]
-    assert len(ids) == 45  # the LOW_CONFID scenario has nothing to mutate
+    assert len(ids) == 47  # the LOW_CONFID scenario has nothing to mutate
     assert ids[0] == f"{NODE}::mutant[other-invocation-claim-1-0]"
     assert ids[-1] == f"{NODE}::mutant[extra-sentence-answer-all]"
     assert f"{NODE}::mutant[demoted-claim-1-all]" in ids
+    assert f"{NODE}::mutant[planted-injection-claim-1-1]" in ids
 
 
 def test_outcomes_summary_and_json_agree(pytester: pytest.Pytester, scenarios: ScenarioDir) -> None:
@@ -101,10 +102,10 @@ def test_outcomes_summary_and_json_agree(pytester: pytest.Pytester, scenarios: S
     assert totals["equivalent"] == outcomes.get("skipped", 0) == 8
     assert totals["killed"] == outcomes.get("passed", 0)
     assert totals["survived"] + totals["error"] == outcomes.get("failed", 0)
-    assert totals["tried"] == 37
+    assert totals["tried"] == 39
     assert totals["error"] == 0
     mutants = _mutants(report)
-    assert len(mutants) == 45
+    assert len(mutants) == 47
     for name in ALWAYS_KILLED:
         assert (mutants[name]["outcome"], mutants[name]["verdict"]) == ("killed", "REJECT"), name
     for name in EQUIVALENT:
@@ -219,7 +220,7 @@ def test_a_cassette_scenario_is_mutated_offline(
     result = pytester.runpytest("--diageval-mutate", "--diageval-report", "out.json")
     report = _report(pytester.path / "out.json")
     assert report["mutation"]["totals"]["error"] == 0
-    assert report["mutation"]["totals"]["tried"] == 37
+    assert report["mutation"]["totals"]["tried"] == 39
     mutants = _mutants(report)
     for name in ALWAYS_KILLED:
         assert mutants[name]["outcome"] == "killed", name
