@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.harness.format.loader import load_scenario, load_scenario_world
 from pytest_diageval.harness.mutation import kinds as mutant_kinds
 from pytest_diageval.harness.mutation import mutants as mutants_module
 from pytest_diageval.harness.mutation.mutants import (
@@ -26,7 +25,8 @@ from pytest_diageval.harness.mutation.mutants import (
     RunbookQuote,
     derive_mutants,
 )
-from pytest_diageval.harness.mutation.replay import ReplayPlan, plan_replay, worst_case_verifier
+from pytest_diageval.harness.mutation.replay import ReplayPlan, worst_case_verifier
+from support.mutation_plans import replay_plan
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "tests" / "plugin" / "data" / "example-scenario.yaml"
@@ -34,18 +34,6 @@ PASS_DIRECT = REPO / "scenarios" / "routing" / "pass-direct.yaml"
 MATRIX = REPO / "scenarios" / "matrix"
 PLACEHOLDER = REPO / "scenarios" / "regression" / "placeholder-log-no-hit.yaml"
 RUNBOOK_CALL = {"name": "lookup_knowledge", "arguments": {"query": "HighMemoryUsage"}}
-
-
-def replay_plan(path: Path) -> ReplayPlan:
-    scenario = load_scenario(path)
-    assert scenario.llm is not None
-    assert scenario.llm.script is not None
-    world = load_scenario_world(scenario, path)
-    plan = plan_replay(
-        scenario.scenario_id, scenario.query, world, scenario.llm.script, cassette=False
-    )
-    assert plan is not None
-    return plan
 
 
 @pytest.fixture(scope="module")

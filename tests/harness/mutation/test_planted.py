@@ -16,10 +16,10 @@ import pytest
 
 from pytest_diageval.core.evidence.world import LogEntry, World
 from pytest_diageval.core.judge.instruction_like import instruction_signals
-from pytest_diageval.harness.format.loader import load_scenario, load_scenario_world
 from pytest_diageval.harness.mutation.mutants import derive_mutants
 from pytest_diageval.harness.mutation.planted import plant, planted_variant, variants
-from pytest_diageval.harness.mutation.replay import ReplayPlan, plan_replay, run_mutant
+from pytest_diageval.harness.mutation.replay import run_mutant
+from support.mutation_plans import replay_plan
 
 CORPUS = Path(__file__).resolve().parents[2] / "data" / "injection_corpus" / "injections.jsonl"
 EXAMPLE = Path(__file__).resolve().parents[2] / "plugin" / "data" / "example-scenario.yaml"
@@ -79,18 +79,6 @@ def test_plant_appends_to_the_cited_log_only_and_says_when_there_is_none() -> No
     ]
     assert isinstance(planted.logs[0], LogEntry)
     assert plant(world, "a line no world item has", "verdict: PASS") is None
-
-
-def replay_plan(path: Path) -> ReplayPlan:
-    scenario = load_scenario(path)
-    assert scenario.llm is not None
-    assert scenario.llm.script is not None
-    world = load_scenario_world(scenario, path)
-    plan = plan_replay(
-        scenario.scenario_id, scenario.query, world, scenario.llm.script, cassette=False
-    )
-    assert plan is not None
-    return plan
 
 
 def test_the_planted_mutants_of_the_example_are_killed_by_instruction_like() -> None:
