@@ -39,7 +39,11 @@ def flagged(text: str) -> bool:
     log rows of one search, separated by a newline)."""
     rows = [row for row in text.splitlines() if row.strip()]
     return bool(instruction_signals(text)) or any(
-        instruction_signals(row, rows[max(index - 1, 0) : index] + rows[index + 1 : index + 2])
+        instruction_signals(
+            row,
+            before=rows[index - 1] if index else None,
+            after=rows[index + 1] if index + 1 < len(rows) else None,
+        )
         for index, row in enumerate(rows)
     )
 

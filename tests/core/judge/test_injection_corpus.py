@@ -75,7 +75,11 @@ def _flagged(text: str) -> bool:
     """As the gatekeeper reads an item: whole, or a row with the rows beside it."""
     rows = [row for row in text.splitlines() if row.strip()]
     return bool(instruction_signals(text)) or any(
-        instruction_signals(row, rows[max(i - 1, 0) : i] + rows[i + 1 : i + 2])
+        instruction_signals(
+            row,
+            before=rows[i - 1] if i else None,
+            after=rows[i + 1] if i + 1 < len(rows) else None,
+        )
         for i, row in enumerate(rows)
     )
 

@@ -139,14 +139,14 @@ def check_location(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
     return _check_excerpt(cited, invocation.id, canonical, ref.text, _neighbours(refs, canonical))
 
 
-def _neighbours(refs: list[EvidenceRef], canonical: str) -> tuple[str, ...]:
+def _neighbours(refs: list[EvidenceRef], canonical: str) -> tuple[str | None, str | None]:
     """The texts of the items right before and after ``canonical`` in the same collection:
     an order split across two log rows of one search is read whole (issue 26)."""
     found = _RAW_PATH_RE.fullmatch(canonical)
     assert found is not None  # canonical paths come from canonical_raw_path
     collection, index = found.group(1), int(found.group(2))
-    paths = {f"$.{collection}[{index - 1}]", f"$.{collection}[{index + 1}]"}
-    return tuple(ref.text for ref in refs if ref.raw_path in paths)
+    texts = {ref.raw_path: ref.text for ref in refs}
+    return texts.get(f"$.{collection}[{index - 1}]"), texts.get(f"$.{collection}[{index + 1}]")
 
 
 def no_hit_text(invocation: ToolInvocation) -> str:
@@ -205,7 +205,11 @@ def _check_no_hit(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
 
 
 def _check_excerpt(
-    cited: Cited, invocation_id: int, path: str, text: str, neighbours: tuple[str, ...] = ()
+    cited: Cited,
+    invocation_id: int,
+    path: str,
+    text: str,
+    neighbours: tuple[str | None, str | None] = (None, None),
 ) -> CheckedBinding:
     excerpt = cited.binding.evidence_excerpt
     where = f"{path} of invocation {invocation_id}"
@@ -235,7 +239,8 @@ def _check_excerpt(
             message=f"evidence_excerpt {excerpt!r} is not supported by {where}: {match.reason}",
             matched_text=text,
         )
-    signals = instruction_signals(text, neighbours)
+    before, after = neighbours
+    signals = instruction_signals(text, before=before, after=after)
     if signals:
         found = "; ".join(f"{signal.name}: {signal.snippet!r}" for signal in signals)
         return cited.row(

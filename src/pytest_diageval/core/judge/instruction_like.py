@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -126,26 +126,32 @@ def normalise_for_signals(text: str) -> str:
     return " ".join(visible.split())
 
 
-def instruction_signals(text: str, neighbours: Sequence[str] = ()) -> list[InstructionSignal]:
+def instruction_signals(
+    text: str, *, before: str | None = None, after: str | None = None
+) -> list[InstructionSignal]:
     """Every signal ``text`` carries, at most one per name, in :data:`SIGNAL_NAMES` order;
-    empty when the text reads as plain data. ``neighbours`` are the rows next to it in the
-    same result (the one before, the one after): an order split across a row boundary is
-    found in the two rows read together, and only a signal neither row has alone counts."""
+    empty when the text reads as plain data. ``before`` and ``after`` are the rows next to it
+    in the same result: an order split across a row boundary is found in the two rows read
+    together, and only a signal neither row has alone counts."""
     found = dict(_text_signals(text))
-    for neighbour in neighbours:
-        found.update(_split_across(text, neighbour, found))
+    for first, second, neighbour in ((before, text, before), (text, after, after)):
+        if first is not None and second is not None and neighbour is not None:
+            found.update(_split_across(first, second, set(found) | _names(neighbour)))
     return [InstructionSignal(name, found[name]) for name in SIGNAL_NAMES if name in found]
 
 
-def _split_across(text: str, neighbour: str, own: dict[str, str]) -> dict[str, str]:
-    alone = set(own) | {name for name, _ in _text_signals(neighbour)}
+def _split_across(first: str, second: str, alone: set[str]) -> dict[str, str]:
+    """Signals of the two rows read as one (in their order) that neither has ``alone``."""
     joined: dict[str, str] = {}
-    for first, second in ((neighbour, text), (text, neighbour)):
-        for reading in joined_rows(first, second):
-            for name, snippet in _signals(unmask(reading), "").items():
-                if name not in alone:
-                    joined.setdefault(name, f"rows read together: {snippet}"[:_SNIPPET_CHARS])
+    for reading in joined_rows(first, second):
+        for name, snippet in _signals(unmask(reading), "").items():
+            if name not in alone:
+                joined.setdefault(name, f"rows read together: {snippet}"[:_SNIPPET_CHARS])
     return joined
+
+
+def _names(text: str) -> set[str]:
+    return {name for name, _ in _text_signals(text)}
 
 
 @lru_cache(maxsize=4096)
@@ -156,12 +162,11 @@ def _text_signals(text: str) -> tuple[tuple[str, str], ...]:
 
 def _signals(text: Unmasked, base: str) -> dict[str, str]:
     found: dict[str, str] = {}
-    for reading in (text, *(plain for _, plain in text.decoded)):
-        label = "" if reading is text else next(e for e, p in text.decoded if p is reading)
+    readings = [("", text), *((f"decoded {label}: ", plain) for label, plain in text.decoded)]
+    for prefix, reading in readings:
         for name, detect in _DETECTORS:
             snippet = detect(reading)
             if snippet is not None and name not in found:
-                prefix = f"decoded {label}: " if label else ""
                 found[name] = (prefix + snippet)[:_SNIPPET_CHARS]
     keys = _embedded_contract_keys(base)
     if keys:
