@@ -31,6 +31,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         DEFAULT_SCENARIO_DIRS,
         RECORD_MODES,
         report_option,
+        summary_option,
         timeout_option,
     )
 
@@ -106,6 +107,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="a previous --diageval-report: mark what changed per scenario (terminal and HTML)",
     )
+    group.addoption(
+        "--diageval-summary",
+        metavar="PATH.md",
+        type=summary_option,
+        default=None,
+        help="write a Markdown summary of the run (totals, failing scenarios, baseline changes);"
+        " $GITHUB_STEP_SUMMARY, when set, gets it appended",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -139,6 +148,9 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_diageval.harness.report.review import register_review
 
         register_review(config)
+    from pytest_diageval.harness.report.ci_summary import register_ci_summary
+
+    register_ci_summary(config)  # --diageval-summary or $GITHUB_STEP_SUMMARY, else nothing
 
 
 def _start_stale_rerecording(config: pytest.Config) -> None:

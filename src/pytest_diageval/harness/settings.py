@@ -41,6 +41,7 @@ __all__ = [
     "positive_seconds",
     "report_option",
     "run_settings",
+    "summary_option",
     "timeout_option",
 ]
 
@@ -154,6 +155,16 @@ def report_option(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"{text!r} is a directory; give the JSON file to write, such as {text.rstrip('/')}"
             "/diageval-report.json"
+        )
+    return text
+
+
+def summary_option(text: str) -> str:
+    """argparse type of ``--diageval-summary``: a file path, not an existing folder."""
+    if Path(text).is_dir():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is a directory; give the Markdown file to write, such as"
+            f" {text.rstrip('/')}/diageval-summary.md"
         )
     return text
 
