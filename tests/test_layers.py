@@ -20,7 +20,9 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "pytest_diageval"
 
-CORE = frozenset({"core.contract", "core.evidence", "core.text", "core.judge", "core.answer"})
+CORE = frozenset(
+    {"core.contract", "core.evidence", "core.text", "core.scope", "core.judge", "core.answer"}
+)
 BELOW_HARNESS = CORE | {"agents", "agents.scripted"}
 
 ALLOWED: dict[str, frozenset[str]] = {
@@ -29,8 +31,11 @@ ALLOWED: dict[str, frozenset[str]] = {
     "core.contract": frozenset(),
     "core.evidence": frozenset({"core.contract"}),
     "core.text": frozenset(),
-    "core.judge": frozenset({"core.contract", "core.evidence", "core.text"}),
-    "core.answer": frozenset({"core.contract", "core.evidence", "core.text", "core.judge"}),
+    "core.scope": frozenset({"core.contract", "core.text"}),
+    "core.judge": frozenset({"core.contract", "core.evidence", "core.text", "core.scope"}),
+    "core.answer": frozenset(
+        {"core.contract", "core.evidence", "core.text", "core.scope", "core.judge"}
+    ),
     "agents": CORE,
     "agents.scripted": CORE | {"agents"},
     "local": frozenset(),
@@ -56,6 +61,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "harness.fixture": BELOW_HARNESS
     | {"harness.settings", "harness.format", "harness.checks", "harness.runner"},
     "harness.stale": frozenset({"harness.cassettes", "harness.items"}),
+    "harness.hookspecs": frozenset({"harness.format"}),  # the registry's type, for mypy alone
     "harness.mutation": BELOW_HARNESS
     | {
         "harness.settings",
@@ -70,6 +76,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     | {"harness.settings", "harness.cassettes", "harness.format", "harness.runner", "local"},
     "plugin": frozenset(
         {
+            "harness.hookspecs",
+            "harness.checks",
             "harness.settings",
             "harness.xdist",
             "harness.cassettes",

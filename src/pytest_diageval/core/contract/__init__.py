@@ -5,4 +5,4 @@ The bottom of the core: it imports nothing of this package. Other subpackages im
 the modules named in ``__all__``.
 """
 
-__all__ = ["contracts", "gatekeeper_rules", "limits", "schema"]
+__all__ = ["contracts", "gatekeeper_rules", "limits", "schema", "scope"]

@@ -1,0 +1,197 @@
+"""The scope a question sets, read from the question itself (deterministic, no model).
+
+:func:`scope_floor` reads a query into a
+:class:`~pytest_diageval.core.contract.scope.ScopeContract`:
+
+* **services and alerts** named in it: the world's service names and their aliases, its alert
+  names (``order-service``, ``订单服务``, ``HighMemoryUsage``);
+* **topics** named in it, from ``scope_vocabulary.yaml`` (``连接池`` → HikariCP, ``OOM``);
+* **narrow**: 004's markers (只确认, 只排查, 只看, 不要分析, 不要扩展, 只回答, 是否真实存在) or
+  是否存在/出现/有 … 告警/日志/错误/记录 in one clause; a narrow question allows observation
+  claims only (:data:`~pytest_diageval.core.contract.scope.NARROW_CLAIM_TYPES`);
+* text inside quotation marks (“…”, 「…」, "…") is mentioned, not asked about, and is skipped;
+* **exclusions**: 不要分析 / 排除 / 不用看 … followed by a list (、 , 或 和 …) up to the end of
+  the clause; an excluded service leaves the services in scope, an excluded item that names a
+  topic is kept by the topic's name, anything else as written.
+
+:func:`narrowed` applies what the planner proposes to that floor: it may narrow the floor,
+never widen it; what it tried to add is returned so that the audit can say so.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+
+import yaml
+
+from pytest_diageval.core.contract.scope import (
+    ALL_CLAIM_TYPES,
+    NARROW_CLAIM_TYPES,
+    ScopeContract,
+)
+from pytest_diageval.core.text.normalised import normalise
+
+__all__ = ["narrowed", "scope_floor"]
+
+_CLAUSE_END = r"[。；;！!？?\n]"
+_QUOTED = re.compile(r"“[^”]*”|「[^」]*」|『[^』]*』|\"[^\"]*\"")
+_LIST_SEPARATORS = re.compile(r"\s*(?:、|,|，|/|以及|或者|或|和|及|与|\band\b|\bor\b)\s*")
+
+
+@dataclass(frozen=True)
+class _Vocabulary:
+    narrow: re.Pattern[str]
+    existence: re.Pattern[str]
+    exclusion: re.Pattern[str]
+    topics: tuple[tuple[str, re.Pattern[str]], ...]
+
+
+def scope_floor(
+    query: str,
+    services: Sequence[str],
+    alerts: Sequence[str] = (),
+    aliases: Mapping[str, Sequence[str]] | None = None,
+) -> ScopeContract:
+    """The scope ``query`` sets, in a world of ``services`` (with ``aliases``) and ``alerts``."""
+    text = _QUOTED.sub(" ", normalise(query))  # a quoted phrase is mentioned, not asked about
+    words = _vocabulary()
+    excluded_phrases = _excluded_phrases(text, words)
+    excluded_text = " ".join(excluded_phrases)
+    forms = _service_forms(services, aliases or {})
+    named_services = _named(text, forms)
+    excluded_services = _named(excluded_text, forms)
+    markers = _narrow_markers(text, words)
+    asked = _without(text, excluded_phrases)
+    unnamed = _without(
+        asked, sorted((normalise(f) for fs in forms.values() for f in fs), key=len, reverse=True)
+    )
+    return ScopeContract(
+        services=[s for s in named_services if s not in excluded_services],
+        alerts=_named(asked, {a: [a] for a in alerts}),
+        topics=_topics(unnamed, words),  # 订单服务 names a service, not the topic 订单
+        excluded=_excluded(excluded_phrases, excluded_services, words),
+        narrow=bool(markers),
+        narrow_markers=markers,
+        claim_types=list(NARROW_CLAIM_TYPES if markers else ALL_CLAIM_TYPES),
+    )
+
+
+def narrowed(floor: ScopeContract, proposed: ScopeContract) -> tuple[ScopeContract, list[str]]:
+    """The floor narrowed by what the planner proposed, and what the proposal tried to widen
+    (a service, alert or topic outside a restricted floor, an exclusion dropped, a narrow
+    question made broad, a claim type the floor does not allow)."""
+    widened: list[str] = []
+    kept: dict[str, list[str]] = {}
+    for field in ("services", "alerts", "topics"):
+        floor_values, wanted = getattr(floor, field), getattr(proposed, field)
+        outside = [value for value in wanted if floor_values and value not in floor_values]
+        widened += [f"{field[:-1]} {value} is not in the question's scope" for value in outside]
+        inside = [value for value in wanted if value not in outside]
+        kept[field] = inside or list(floor_values)
+    if floor.narrow and not proposed.narrow:
+        widened.append("the question is narrow (" + ", ".join(floor.narrow_markers) + ")")
+    extra_types = [t for t in proposed.claim_types if t not in floor.claim_types]
+    widened += [f"claim type {t} is not allowed by the question" for t in extra_types]
+    claim_types = [t for t in floor.claim_types if t in proposed.claim_types] or floor.claim_types
+    scope = ScopeContract(
+        **kept,
+        excluded=list(dict.fromkeys([*floor.excluded, *proposed.excluded])),
+        narrow=floor.narrow or proposed.narrow,
+        narrow_markers=floor.narrow_markers or proposed.narrow_markers,
+        claim_types=list(NARROW_CLAIM_TYPES)
+        if proposed.narrow and not floor.narrow
+        else claim_types,
+    )
+    return scope, widened
+
+
+# --------------------------------------------------------------------------- reading the query
+
+
+def _narrow_markers(text: str, words: _Vocabulary) -> list[str]:
+    found = [match.group(0) for match in words.narrow.finditer(text)]
+    found += [match.group(0) for match in words.existence.finditer(text)]
+    return list(dict.fromkeys(found))
+
+
+def _excluded_phrases(text: str, words: _Vocabulary) -> list[str]:
+    """What follows each exclusion marker, up to the end of its clause."""
+    phrases = []
+    for match in words.exclusion.finditer(text):
+        rest = re.split(_CLAUSE_END, text[match.end() :], maxsplit=1)[0]
+        phrases.append(rest.strip(" ,，:："))
+    return [phrase for phrase in phrases if phrase]
+
+
+def _excluded(phrases: Iterable[str], services: list[str], words: _Vocabulary) -> list[str]:
+    items: list[str] = list(services)
+    for phrase in phrases:
+        for item in filter(None, _LIST_SEPARATORS.split(phrase)):
+            topic = next((name for name, form in words.topics if form.search(item)), None)
+            named_service = any(service in item for service in services)
+            items.append(topic or ("" if named_service else item.strip()))
+    return [item for item in dict.fromkeys(items) if item]
+
+
+def _without(text: str, phrases: Iterable[str]) -> str:
+    for phrase in phrases:
+        text = text.replace(phrase, " ")
+    return text
+
+
+def _topics(text: str, words: _Vocabulary) -> list[str]:
+    return [name for name, form in words.topics if form.search(text)]
+
+
+def _named(text: str, forms: Mapping[str, Sequence[str]]) -> list[str]:
+    """The names whose forms occur in ``text``, in order of first occurrence."""
+    positions = {}
+    for name, name_forms in forms.items():
+        found = [m.start() for form in name_forms for m in re.finditer(_bounded(form), text)]
+        if found:
+            positions[name] = min(found)
+    return sorted(positions, key=lambda name: (positions[name], name))
+
+
+def _service_forms(
+    services: Sequence[str], aliases: Mapping[str, Sequence[str]]
+) -> dict[str, list[str]]:
+    return {service: [service, *aliases.get(service, ())] for service in services}
+
+
+def _bounded(form: str) -> str:
+    """A literal form, on word boundaries where it starts or ends with an ASCII word char."""
+    folded = re.escape(normalise(form))
+    start = r"(?<![\w-])" if form[:1].isascii() and form[:1].isalnum() else ""
+    end = r"(?![\w-])" if form[-1:].isascii() and form[-1:].isalnum() else ""
+    return start + folded + end
+
+
+@functools.cache
+def _vocabulary() -> _Vocabulary:
+    raw = yaml.safe_load(
+        resources.files(__package__).joinpath("scope_vocabulary.yaml").read_text("utf-8")
+    )
+    objects = "|".join(map(re.escape, raw["narrow_existence_objects"]))
+    return _Vocabulary(
+        narrow=re.compile("|".join(_bounded(form) for form in raw["narrow"])),
+        existence=re.compile(
+            rf"是否(?:真实)?(?:存在|出现|有)[^。；;！!？?\n，,]{{0,40}}?(?:{objects})"
+        ),
+        exclusion=re.compile("|".join(_bounded(form) for form in raw["exclusion"])),
+        topics=tuple(
+            (name, re.compile("|".join(_topic_form(form) for form in forms)))
+            for name, forms in raw["topics"].items()
+        ),
+    )
+
+
+def _topic_form(form: str) -> str:
+    """A topic form is a regular expression (``order-\\d+``), on ASCII word boundaries."""
+    start = r"(?<![\w-])" if form[:1].isascii() and form[:1].isalnum() else ""
+    end = r"(?![\w-])" if form[-1:].isascii() and form[-1:].isalnum() else ""
+    return start + form + end
