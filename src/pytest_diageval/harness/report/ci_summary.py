@@ -275,6 +275,8 @@ class CiSummary:
     ) -> None:
         try:
             separator = "\n" if mode == "a" and _needs_separator(path) else ""
+            if mode == "w":  # like --diageval-report: out/summary.md needs no mkdir first
+                path.parent.mkdir(parents=True, exist_ok=True)
             with path.open(mode, encoding="utf-8") as stream:
                 stream.write(separator + text)
         except OSError as error:
