@@ -17,13 +17,33 @@ import pytest
 
 __all__ = [
     "diageval_run",
+    "pytest_addhooks",
     "pytest_addoption",
     "pytest_collect_file",
     "pytest_collection_modifyitems",
     "pytest_configure",
+    "pytest_diageval_register_checks",
     "pytest_runtest_makereport",
     "pytest_xdist_make_scheduler",
 ]
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """``pytest_diageval_register_checks``: checks of a project's own (``harness/hookspecs.py``)."""
+    from pytest_diageval.harness import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_diageval_register_checks(registry: Any) -> None:
+    """The built-in ``expect`` keys first, then those of the packages' entry points
+    (``pytest_diageval.checks``); a project's conftest.py adds its own after them."""
+    from pytest_diageval.harness.checks.evaluators import register_builtin_checks
+    from pytest_diageval.harness.format.registry import register_entry_point_checks
+
+    register_builtin_checks(registry)
+    register_entry_point_checks(registry)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

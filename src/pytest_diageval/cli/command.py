@@ -191,9 +191,11 @@ def _audit_text(result: object, db: str) -> str:
 
 
 def _schema(args: argparse.Namespace) -> int:
+    from pytest_diageval.harness.format.registry import project_checks
     from pytest_diageval.harness.format.schema import render_schema, render_world_schema
 
-    sys.stdout.write(render_world_schema() if args.world else render_schema())
+    # The project's own checks (its conftest.py, its plugins) join `expect`, as pytest sees them.
+    sys.stdout.write(render_world_schema() if args.world else render_schema(project_checks()))
     return 0
 
 

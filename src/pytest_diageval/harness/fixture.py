@@ -24,6 +24,7 @@ from pytest_diageval.agents.usage import TokenUsage
 from pytest_diageval.harness.checks.evaluators import run_checks
 from pytest_diageval.harness.checks.outcome import CheckOutcome
 from pytest_diageval.harness.format.loader import load_scenario, resolve_cassette_path
+from pytest_diageval.harness.format.registry import config_checks
 from pytest_diageval.harness.format.scenario import Scenario
 from pytest_diageval.harness.runner import ScenarioRun, run_scenario
 from pytest_diageval.harness.settings import configured_cassette_dir, run_settings
@@ -70,7 +71,8 @@ class ScenarioRunner:
 
     def __call__(self, path: str | Path) -> DiagevalRun:
         file = Path(self.config.rootpath, path)
-        scenario = load_scenario(file)
+        registry = config_checks(self.config)
+        scenario = load_scenario(file, registry)
         settings = run_settings(self.config)
         cassette_dir = configured_cassette_dir(self.config) or file.parent / "cassettes"
         cassette = resolve_cassette_path(
@@ -79,5 +81,5 @@ class ScenarioRunner:
         run = run_scenario(
             scenario, file, cassette=cassette, settings=settings, rerecord_command=""
         )
-        checks = run_checks(scenario.expect, run.result, run.usage) if run.result else {}
+        checks = run_checks(scenario.expect, run.result, run.usage, registry) if run.result else {}
         return DiagevalRun(scenario, run, checks)

@@ -39,6 +39,7 @@ from pytest_diageval.harness.format.loader import (
 )
 from pytest_diageval.harness.format.markers import register_tag
 from pytest_diageval.harness.format.outline import ScenarioOutline
+from pytest_diageval.harness.format.registry import config_checks as checks_of
 from pytest_diageval.harness.format.scenario import Scenario
 from pytest_diageval.harness.lean_nodes import LeanNode
 from pytest_diageval.harness.report.reporter import audit_trail, scenario_summary
@@ -98,7 +99,7 @@ class ScenarioFile(LeanNode, pytest.File):
             settings = run_settings(self.config)
         except SettingsError as error:
             raise ScenarioError(self.path, None, None, "", str(error)) from None
-        scenario = load_scenario(self.path)
+        scenario = load_scenario(self.path, checks_of(self.config))
         self._check_unique_id(scenario)
         roots = allowed_roots(self.config)
         load_scenario_world(scenario, self.path, roots=roots)
@@ -185,7 +186,7 @@ class ScenarioNode(LeanNode, pytest.Collector):
         """
         if self._scenario is None:
             packed = self.outline.scenario()
-            self._scenario = load_scenario(self.path) if packed is None else packed
+            self._scenario = packed or load_scenario(self.path, checks_of(self.config))
         return self._scenario
 
     def collect(self) -> Iterator[ScenarioItem]:
@@ -309,7 +310,7 @@ class ScenarioItem(LeanNode, pytest.Item):
             self.shown_under = node.failures.claim(self.nodeid)
             return ScenarioRunFailed(f"{type(run.error).__name__}: {run.error}")
         expected = node.scenario.expect.value_of(self.key)
-        self.outcome = run_check(self.key, expected, run.result, run.usage)
+        self.outcome = run_check(self.key, expected, run.result, run.usage, checks_of(self.config))
         if not self.outcome.passed:
             self.shown_under = node.failures.claim(self.nodeid)
             if self.shown_under is None and self._tb_style() in FULL_STYLES:
@@ -385,9 +386,7 @@ class ScenarioItem(LeanNode, pytest.Item):
         self.outcome = None
 
 
-_PROPERTIES = tuple(
-    (name, f"diageval_{name}") for name in ("verdict", "score", "severity", "rounds")
-)
+_PROPERTIES = tuple((n, f"diageval_{n}") for n in ("verdict", "score", "severity", "rounds"))
 """Summary fields as junit properties (summary key, property name)."""
 
 

@@ -23,9 +23,11 @@ from pytest_diageval.harness.checks.outcome import (
     CheckOutcome,
     describe_expected,
     needs_rounds,
+    run_registered,
     set_difference,
 )
 from pytest_diageval.harness.checks.tokens import check_tokens
+from pytest_diageval.harness.format.registry import CheckRegistry, builtin_params
 from pytest_diageval.harness.format.scenario import (
     EXPECT_KEYS,
     ClaimsExpectation,
@@ -38,6 +40,7 @@ from pytest_diageval.harness.format.scenario import (
 )
 
 __all__ = [
+    "BUILTIN_CHECKS",
     "CHECKS",
     "CheckOutcome",
     "check_answer",
@@ -55,6 +58,7 @@ __all__ = [
     "check_tool_calls",
     "check_verdict",
     "describe_expected",
+    "register_builtin_checks",
     "run_check",
     "run_checks",
 ]
@@ -349,29 +353,48 @@ CHECKS: dict[str, Callable[[Any, ChatResult], CheckOutcome]] = {
     "composer": check_composer,
     "tokens": check_tokens,
 }
-_NEEDS_USAGE = frozenset({"tokens"})
-"""Checks that judge the run's token usage, which the ChatResult does not hold."""
+_NEEDS_USAGE = frozenset({"tokens"})  # judge the run's tokens, which ChatResult does not hold
 # Every expect key has exactly one evaluator; this fails at import if the two drift apart.
 assert tuple(CHECKS) == EXPECT_KEYS, "CHECKS must list exactly the Expect keys, in order"
 
 
+def register_builtin_checks(registry: CheckRegistry) -> None:
+    """The built-in keys, registered as a project's own (parameters: ``Expect``'s fields)."""
+    for name, check in CHECKS.items():
+        registry.register(name, builtin_params(name), check, needs_usage=name in _NEEDS_USAGE)
+
+
+BUILTIN_CHECKS = CheckRegistry()  # the built-in keys alone: a run without a registry
+register_builtin_checks(BUILTIN_CHECKS)
+
+
 def run_check(
-    key: str, expected: Any, result: ChatResult, usage: TokenUsage | None = None
+    key: str,
+    expected: Any,
+    result: ChatResult,
+    usage: TokenUsage | None = None,
+    checks: CheckRegistry | None = None,
 ) -> CheckOutcome:
-    """Run the evaluator of one ``expect`` key (``usage``: the run's tokens, for ``tokens``)."""
-    try:
-        check = CHECKS[key]
-    except KeyError:
-        raise KeyError(f"no check for expect key {key!r}; known: {', '.join(CHECKS)}") from None
-    if key in _NEEDS_USAGE:
-        return check_tokens(expected, result, usage)
-    return check(expected, result)
+    """Run the evaluator of one ``expect`` key (``usage``: the run's tokens, for ``tokens``;
+    ``checks``: the run's registry, default the built-in keys)."""
+    registry = checks if checks is not None else BUILTIN_CHECKS
+    if key not in registry:
+        raise KeyError(f"no check for expect key {key!r}; known: {', '.join(registry.names)}")
+    spec = registry[key]
+    if not spec.builtin:
+        return run_registered(spec, expected, result, usage)
+    arguments = (expected, result, usage) if spec.needs_usage else (expected, result)
+    return spec.function(*arguments)  # type: ignore[no-any-return]
 
 
 def run_checks(
-    expect: Expect, result: ChatResult, usage: TokenUsage | None = None
+    expect: Expect,
+    result: ChatResult,
+    usage: TokenUsage | None = None,
+    checks: CheckRegistry | None = None,
 ) -> dict[str, CheckOutcome]:
-    """Every check the scenario sets, in :data:`EXPECT_KEYS` order."""
+    """Every check the scenario sets, in :data:`EXPECT_KEYS` order, then its registered keys."""
     return {
-        key: run_check(key, expect.value_of(key), result, usage) for key in expect.present_keys()
+        key: run_check(key, expect.value_of(key), result, usage, checks)
+        for key in expect.present_keys()
     }

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from pytest_diageval.agents.results import ChatResult
 
-__all__ = ["CheckOutcome", "describe_expected", "needs_rounds", "set_difference"]
+__all__ = ["CheckOutcome", "describe_expected", "needs_rounds", "run_registered", "set_difference"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,24 @@ def needs_rounds(check: Check[E]) -> Check[E]:
         return check(expected, result)
 
     return guarded
+
+
+def run_registered(spec: Any, expected: Any, result: ChatResult, usage: Any = None) -> CheckOutcome:
+    """Run a registered check (a ``CheckSpec``): a session that errored or ran no round fails
+    it as it fails a built-in one (:func:`needs_rounds`); it must return a CheckOutcome."""
+
+    def call(params: Any, run: ChatResult) -> CheckOutcome:
+        answer = (
+            spec.function(params, run, usage) if spec.needs_usage else spec.function(params, run)
+        )
+        if not isinstance(answer, CheckOutcome):
+            raise TypeError(
+                f"check {spec.name!r} (registered by {spec.source or 'unknown'}) returned"
+                f" {type(answer).__name__}, not a CheckOutcome"
+            )
+        return answer
+
+    return needs_rounds(call)(expected, result)
 
 
 def set_difference(name: str, expected: Sequence[str], actual: Sequence[str]) -> list[str]:

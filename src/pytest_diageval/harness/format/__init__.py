@@ -6,4 +6,13 @@ May import the core, the agents, ``harness.settings`` and ``harness.cassettes`` 
 names the command that re-records). Other subpackages import only the modules in ``__all__``.
 """
 
-__all__ = ["errors", "expectations", "loader", "markers", "outline", "scenario", "schema"]
+__all__ = [
+    "errors",
+    "expectations",
+    "loader",
+    "markers",
+    "outline",
+    "registry",
+    "scenario",
+    "schema",
+]

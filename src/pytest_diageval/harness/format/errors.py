@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
 from pytest_diageval.agents.scripted.content import nested_model
-from pytest_diageval.harness.format.scenario import EXPECT_KEYS, Scenario
+from pytest_diageval.harness.format.scenario import EXPECT_KEYS, Expect, Scenario
 
 __all__ = [
     "ScenarioProblem",
@@ -89,13 +89,14 @@ def format_path(parts: Loc) -> str:
     return text
 
 
-def _model_at(parts: Loc) -> type[BaseModel]:
-    """The model whose keys live at ``parts`` (list indices are skipped)."""
+def _model_at(parts: Loc, expect: type[BaseModel] = Expect) -> type[BaseModel]:
+    """The model whose keys live at ``parts`` (list indices are skipped); ``expect`` is the
+    registry's Expect (with the registered keys)."""
     model: type[BaseModel] = Scenario
     for part in parts:
         field = model.model_fields.get(part) if isinstance(part, str) else None
         nested = nested_model(field.annotation) if field is not None else None
-        model = nested or model
+        model = expect if nested is Expect else (nested or model)
     return model
 
 
@@ -189,13 +190,13 @@ class _Located:
     site_node: yaml.Node | None = None
 
 
-def _locate(root: yaml.Node, error: ErrorDetails) -> _Located:
+def _locate(root: yaml.Node, error: ErrorDetails, names: frozenset[str]) -> _Located:
     loc = error["loc"]
     located = _Located(error, [], root.start_mark)
     node: yaml.Node | None = root
     for index, part in enumerate(loc):
         unknown_key = index == len(loc) - 1 and error["type"] == "extra_forbidden"
-        if isinstance(part, str) and part not in _FIELD_NAMES and not unknown_key:
+        if isinstance(part, str) and part not in names and not unknown_key:
             if located.branch is None:
                 located.branch, located.site = part, tuple(located.parts)
                 located.site_mark, located.site_node = located.mark, node
@@ -209,14 +210,17 @@ def _locate(root: yaml.Node, error: ErrorDetails) -> _Located:
     return located
 
 
-def problems(root: yaml.Node, errors: Sequence[ErrorDetails]) -> list[ScenarioProblem]:
-    """One problem per real mistake, in file order."""
-    located = [_locate(root, error) for error in errors]
+def problems(
+    root: yaml.Node, errors: Sequence[ErrorDetails], expect: type[BaseModel] = Expect
+) -> list[ScenarioProblem]:
+    """One problem per real mistake, in file order (``expect``: the registry's Expect)."""
+    names = _FIELD_NAMES if expect is Expect else _FIELD_NAMES | _field_names(expect, set())
+    located = [_locate(root, error, names) for error in errors]
     # A misspelt key is reported once, as unknown with its suggestion, not also as missing.
     suggested = {
         (*item.parts[:-1], guess)
         for item in located
-        if item.error["type"] == "extra_forbidden" and (guess := _suggestion(item.parts))
+        if item.error["type"] == "extra_forbidden" and (guess := _suggestion(item.parts, expect))
     }
     found: list[ScenarioProblem] = []
     unions: dict[tuple[int | str, ...], list[_Located]] = {}
@@ -224,11 +228,11 @@ def problems(root: yaml.Node, errors: Sequence[ErrorDetails]) -> list[ScenarioPr
         if item.error["type"] == "missing" and tuple(item.parts) in suggested:
             continue
         if item.branch is None:
-            found.append(_problem(item))
+            found.append(_problem(item, expect))
         else:
             unions.setdefault(item.site, []).append(item)
     for members in unions.values():
-        found.extend(_union_problems(members))
+        found.extend(_union_problems(members, expect))
     unique = dict.fromkeys(found)
     return sorted(unique, key=lambda p: (p.line or 0, p.column or 0, p.field_path))
 
@@ -252,7 +256,7 @@ def _branch_kind(branch: str) -> str:
     return "a string" if "str" in branch else branch
 
 
-def _union_problems(members: list[_Located]) -> list[ScenarioProblem]:
+def _union_problems(members: list[_Located], expect: type[BaseModel]) -> list[ScenarioProblem]:
     first = members[0]
     fitting = [m for m in members if m.branch and _branch_fits(m.branch, first.site_node)]
     # A type error at the union itself means the value is of no allowed kind at all.
@@ -260,16 +264,16 @@ def _union_problems(members: list[_Located]) -> list[ScenarioProblem]:
         m for m in fitting if not (m.error["type"].endswith("_type") and not m.parts[len(m.site) :])
     ]
     if real:
-        return [_problem(m) for m in real]
+        return [_problem(m, expect) for m in real]
     kinds = list(dict.fromkeys(_branch_kind(m.branch or "") for m in members))
     line, column = line_column(first.site_mark or first.mark)
     message = f"must be {' or '.join(kinds)}; got {describe_value(first.error['input'])}"
     return [ScenarioProblem(line, column, format_path(first.site), message)]
 
 
-def _problem(located: _Located) -> ScenarioProblem:
+def _problem(located: _Located, expect: type[BaseModel]) -> ScenarioProblem:
     line, column = line_column(located.mark)
-    return ScenarioProblem(line, column, format_path(located.parts), _message(located))
+    return ScenarioProblem(line, column, format_path(located.parts), _message(located, expect))
 
 
 _MISSING_HINTS = {
@@ -294,12 +298,12 @@ _TYPE_WORDS = {
 }
 
 
-def _message(located: _Located) -> str:
+def _message(located: _Located, expect: type[BaseModel]) -> str:
     error, parts = located.error, located.parts
     kind, value, ctx = error["type"], error.get("input"), error.get("ctx") or {}
     last = next((p for p in reversed(parts) if isinstance(p, str)), "")
     if kind == "extra_forbidden":
-        return _unknown_key(parts)
+        return _unknown_key(parts, expect)
     if kind == "missing":
         hint = _MISSING_HINTS.get(str(parts[-1]) if parts else "")
         return "required key is missing" + (f": {hint}" if hint else "")
@@ -307,7 +311,7 @@ def _message(located: _Located) -> str:
         allowed = str(ctx.get("expected", "")).replace(" or ", ", ").replace("'", "")
         return f"{describe_value(value)} is not one of {allowed}"
     if kind in {"model_type", "dict_type", "model_attributes_type"}:
-        keys = ", ".join(_model_at(parts).model_fields)
+        keys = ", ".join(_model_at(parts, expect).model_fields)
         return f"must be a mapping (keys: {keys}); got {describe_value(value)}"
     if kind in _TYPE_WORDS:
         return f"must be {_TYPE_WORDS[kind]}; got {describe_value(value)}"
@@ -331,15 +335,15 @@ def _message(located: _Located) -> str:
     )
 
 
-def _suggestion(parts: list[int | str]) -> str | None:
+def _suggestion(parts: list[int | str], expect: type[BaseModel]) -> str | None:
     """The allowed key closest to the unknown key at the end of ``parts`` (difflib)."""
-    allowed = list(_model_at(parts[:-1]).model_fields)
+    allowed = list(_model_at(parts[:-1], expect).model_fields)
     close = difflib.get_close_matches(str(parts[-1]), allowed, n=1, cutoff=0.6)
     return close[0] if close else None
 
 
-def _unknown_key(parts: list[int | str]) -> str:
-    guess = _suggestion(parts)
+def _unknown_key(parts: list[int | str], expect: type[BaseModel]) -> str:
+    guess = _suggestion(parts, expect)
     hint = f"; did you mean {guess!r}?" if guess else ""
-    allowed = ", ".join(_model_at(parts[:-1]).model_fields)
+    allowed = ", ".join(_model_at(parts[:-1], expect).model_fields)
     return f"unknown key{hint} (allowed keys: {allowed})"

@@ -8,9 +8,19 @@ order. :mod:`~pytest_diageval.harness.format.scenario` holds the rest of the fil
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Self, get_args
+from typing import Annotated, Any, Literal, Self, cast, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from pytest_diageval.agents.results import AnswerKind
 from pytest_diageval.core.contract.contracts import (
@@ -250,6 +260,9 @@ class Expect(StrictModel):
     """What the run must show. Every key present becomes its own pytest item."""
 
     model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+    # Keys a project registered (harness.format.registry), validated when the context holds
+    # {"checks": registry}; their values are kept here, beside the fields.
+    _registered: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     verdict: VerdictExpectation | None = Field(
         None, description="Final derived verdict, or a list of allowed ones. 最终判定。"
@@ -296,21 +309,48 @@ class Expect(StrictModel):
         no_duplicates([v.casefold() for v in value] if value else None, "the keyword list")
         return value
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _registered_checks(
+        cls, data: Any, handler: ModelWrapValidatorHandler[Self], info: ValidationInfo
+    ) -> Self:
+        """With registered checks, validate with the registry's Expect (one pass, so every
+        problem has its place), then keep the registered keys' values beside the fields."""
+        checks = (info.context or {}).get("checks")
+        model = checks.expect_model() if checks is not None and cls is Expect else cls
+        if model is cls or not isinstance(data, dict):
+            return handler(data)
+        full = model.model_validate(data, context=info.context)
+        given = full.model_fields_set
+        values = {name: getattr(full, name) for name in EXPECT_KEYS if name in given}
+        expect = cast(Self, cls.model_construct(given & set(EXPECT_KEYS), **values))
+        expect._registered = {
+            name: getattr(full, name)
+            for name in type(full).model_fields
+            if name not in EXPECT_KEYS and getattr(full, name) is not None
+        }
+        return expect
+
     @model_validator(mode="after")
     def _at_least_one(self) -> Self:
-        if not self.present_keys():
+        keys = type(self).model_fields  # a registry's Expect has its registered keys too
+        if not self._registered and all(getattr(self, name) is None for name in keys):
             raise ValueError(
-                f"no expectation given: list at least one of {', '.join(EXPECT_KEYS)}"
+                f"no expectation given: list at least one of {', '.join(keys)}"
                 " (each key becomes one test item)"
             )
         return self
 
     def present_keys(self) -> list[str]:
-        """The expectation keys this scenario sets, in the fixed order of :data:`EXPECT_KEYS`."""
-        return [name for name in EXPECT_KEYS if getattr(self, name) is not None]
+        """The expectation keys this scenario sets, in the fixed order of :data:`EXPECT_KEYS`,
+        then its registered keys in the order they were registered."""
+        builtin = [name for name in EXPECT_KEYS if getattr(self, name) is not None]
+        return [*builtin, *self._registered]
 
     def value_of(self, key: str) -> Any:
         """The expected value of one key (``KeyError`` for a key that is not an expectation)."""
+        if key in self._registered:
+            return self._registered[key]
         if key not in EXPECT_KEYS:
             raise KeyError(f"unknown expectation key {key!r}; known: {', '.join(EXPECT_KEYS)}")
         return getattr(self, key)

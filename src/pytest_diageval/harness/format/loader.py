@@ -29,7 +29,8 @@ from pytest_diageval.core.evidence.yaml_limits import (
 from pytest_diageval.harness.cassettes.rerecord import rerecord_command
 from pytest_diageval.harness.format import errors as _errors
 from pytest_diageval.harness.format.errors import ScenarioProblem
-from pytest_diageval.harness.format.scenario import ID_PATTERN, Scenario
+from pytest_diageval.harness.format.registry import CheckRegistry
+from pytest_diageval.harness.format.scenario import ID_PATTERN, Expect, Scenario
 from pytest_diageval.harness.format.script_checks import script_content_problems
 
 __all__ = [
@@ -89,8 +90,12 @@ _REQUIRED_KEYS = ", ".join(
 )
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read, parse and validate one scenario file; the id defaults to the file's stem."""
+def load_scenario(path: str | Path, checks: CheckRegistry | None = None) -> Scenario:
+    """Read, parse and validate one scenario file; the id defaults to the file's stem.
+
+    ``checks``: the run's registry, whose registered ``expect`` keys the file may use (the
+    built-in keys alone without it).
+    """
     path = Path(path)
     root, data = _parse(path, _read(path))
     if root is None or data is None:
@@ -112,9 +117,11 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError.from_problems(path, duplicates)
     _check_default_id(path, data)
     try:
-        scenario = Scenario.model_validate(data, context={"default_id": path.stem})
+        context = {"default_id": path.stem, "checks": checks}
+        scenario = Scenario.model_validate(data, context=context)
     except ValidationError as error:
-        found = _errors.problems(root, error.errors())
+        expect = checks.expect_model() if checks is not None else Expect
+        found = _errors.problems(root, error.errors(), expect)
         raise ScenarioError.from_problems(path, found) from None
     content = script_content_problems(root, scenario)
     if content:

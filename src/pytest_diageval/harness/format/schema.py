@@ -19,11 +19,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, get_args
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import models_json_schema
 
 from pytest_diageval.agents.scripted.content import STAGE_CONTENT_MODELS
 from pytest_diageval.core.evidence.world import World
+from pytest_diageval.harness.format.registry import CheckRegistry
 from pytest_diageval.harness.format.scenario import Scenario
 
 __all__ = [
@@ -47,12 +48,14 @@ WORLD_SCHEMA_TITLE = "pytest-diageval world"
 WORLD_REGENERATE_COMMAND = "diageval schema --world > scenarios/world.schema.json"
 
 
-def scenario_json_schema() -> dict[str, Any]:
-    """The schema as a dict: pydantic's output plus ``$schema``, title and description."""
+def scenario_json_schema(checks: CheckRegistry | None = None) -> dict[str, Any]:
+    """The schema as a dict: pydantic's output plus ``$schema``, title and description;
+    ``checks``: a registry whose registered keys join ``expect`` (the built-ins are as is)."""
     generated = _without_nulls(Scenario.model_json_schema())
     generated.pop("title", None)
     _type_script_content(generated)
     _type_inline_world(generated)
+    _add_registered_checks(generated, checks)
     return {
         "$schema": JSON_SCHEMA_DIALECT,
         "title": SCHEMA_TITLE,
@@ -142,6 +145,21 @@ def _type_script_content(schema: dict[str, Any]) -> None:
     ]
 
 
+def _add_registered_checks(schema: dict[str, Any], checks: CheckRegistry | None) -> None:
+    """One ``expect`` property per registered check, after the built-in ones."""
+    defs = schema["$defs"]
+    properties = defs["Expect"]["properties"]
+    for spec in checks.registered() if checks is not None else []:
+        generated = TypeAdapter(spec.params).json_schema(ref_template="#/$defs/{model}")
+        for name, definition in _without_nulls(generated.pop("$defs", {})).items():
+            if defs.setdefault(name, definition) != definition:
+                raise ValueError(f"check {spec.name!r}: its model {name} clashes with another")
+        prop = _without_nulls(generated)
+        if spec.description:
+            prop["description"] = spec.description
+        properties[spec.name] = prop
+
+
 def _accepts_plain_text(name: str, models: Iterable[type[BaseModel]]) -> bool:
     """Whether the contract model ``name`` also accepts a plain string (``_accept_plain_text``)."""
     for model in _all_models(models):
@@ -169,9 +187,10 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     return [model for arg in get_args(annotation) for model in _models_in(arg)]
 
 
-def render_schema() -> str:
+def render_schema(checks: CheckRegistry | None = None) -> str:
     """The schema as stable, human-readable JSON: sorted keys, indent 2, trailing newline."""
-    return json.dumps(scenario_json_schema(), ensure_ascii=False, sort_keys=True, indent=2) + "\n"
+    schema = scenario_json_schema(checks)
+    return json.dumps(schema, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
 
 
 def render_world_schema() -> str:

@@ -1,0 +1,220 @@
+"""Checks of your own: the registry of ``expect`` keys, the built-in ones and a project's.
+
+A check is a name (the ``expect`` key), the type of its parameters (a pydantic model, or any
+type pydantic validates: ``int``, ``Annotated[int, Field(gt=0)]``, ``list[str]``) and a function
+``(parameters, result: ChatResult) -> CheckOutcome``, as pydantic_evals' small evaluators are a
+dataclass of parameters with one ``evaluate``. The built-in keys go through the same registry
+(:func:`pytest_diageval.harness.checks.evaluators.register_builtin_checks`); their parameters
+are the fields of :class:`~pytest_diageval.harness.format.expectations.Expect`.
+
+A project registers its own in the hook ``pytest_diageval_register_checks(registry)`` (a
+``conftest.py`` or a plugin; see :mod:`pytest_diageval.harness.hookspecs`), a package through
+the entry-point group ``pytest_diageval.checks`` (the entry point names a function that takes
+the registry). A registered key is checked when the file loads (``file:line:col`` and the
+allowed values, as a built-in key), joins the JSON Schema and becomes its own item.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Optional, TypeVar
+
+from pydantic import Field, PydanticSchemaGenerationError, TypeAdapter, create_model
+
+from pytest_diageval.harness.format.expectations import EXPECT_KEYS, Expect
+
+__all__ = [
+    "CHECKS_ENTRY_POINT_GROUP",
+    "CheckRegistrationError",
+    "CheckRegistry",
+    "CheckSpec",
+    "builtin_params",
+    "config_checks",
+    "project_checks",
+    "register_entry_point_checks",
+]
+
+CHECKS_ENTRY_POINT_GROUP = "pytest_diageval.checks"
+"""A package's entry points in this group name ``register(registry)`` functions."""
+CHECK_NAME_PATTERN = r"^[a-z][a-z0-9_]*$"
+"""Check names are ``expect`` keys, node ids and report fields: lowercase identifiers."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class CheckRegistrationError(ValueError):
+    """A check that cannot be registered (its name, its parameters or its function)."""
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """One ``expect`` key: its name, its parameters' type, its function and where it came from."""
+
+    name: str
+    params: Any
+    function: Callable[..., Any]
+    description: str = ""
+    needs_usage: bool = False
+    """The function takes the run's token usage as a third argument (``tokens`` does)."""
+    source: str = ""
+    """Who registered it (a module, an entry point): named in a clash."""
+
+    @property
+    def builtin(self) -> bool:
+        """A key of :class:`Expect`: validated by its field, not by :attr:`params` alone."""
+        return self.name in EXPECT_KEYS
+
+
+def builtin_params(name: str) -> Any:
+    """The parameters of a built-in key: the annotation of its :class:`Expect` field."""
+    return Expect.model_fields[name].annotation
+
+
+class CheckRegistry:
+    """The ``expect`` keys of a run, in order: the built-in ones first, then the registered."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, CheckSpec] = {}
+        self._model: type[Expect] | None = None
+
+    def register(
+        self,
+        name: str,
+        params: Any,
+        function: Callable[..., Any],
+        *,
+        description: str = "",
+        needs_usage: bool = False,
+    ) -> CheckSpec:
+        """Add the check ``name``; a :class:`CheckRegistrationError` says what is wrong."""
+        source = getattr(function, "__module__", "") or ""
+        if not isinstance(name, str) or not re.match(CHECK_NAME_PATTERN, name):
+            raise CheckRegistrationError(
+                f"check name {name!r} (from {source}) must be a lowercase identifier"
+                " (letters, digits, '_'), as an expect key"
+            )
+        if name in self._specs:
+            first = self._specs[name].source
+            raise CheckRegistrationError(
+                f"a check named {name!r} is already registered (by {first}); {source} cannot"
+                " register it again: choose another name"
+            )
+        if name in EXPECT_KEYS and params != builtin_params(name):
+            raise CheckRegistrationError(f"{name!r} is a built-in expect key: choose another name")
+        if name not in EXPECT_KEYS and (name.startswith("model_") or hasattr(Expect, name)):
+            raise CheckRegistrationError(f"check name {name!r} is reserved: choose another name")
+        if not callable(function):
+            raise CheckRegistrationError(f"the function of check {name!r} is not callable")
+        try:
+            TypeAdapter(params)
+        except (PydanticSchemaGenerationError, TypeError) as error:
+            raise CheckRegistrationError(
+                f"the parameters of check {name!r} must be a type pydantic can validate"
+                f" (a model, int, Annotated[int, Field(gt=0)], …): {error}"
+            ) from None
+        spec = CheckSpec(name, params, function, description, needs_usage, source)
+        self._specs[name] = spec
+        self._model = None
+        return spec
+
+    def check(
+        self, name: str, params: Any, *, description: str = "", needs_usage: bool = False
+    ) -> Callable[[F], F]:
+        """:meth:`register` as a decorator: ``@registry.check("max_answer_chars", int)``."""
+
+        def decorate(function: F) -> F:
+            self.register(name, params, function, description=description, needs_usage=needs_usage)
+            return function
+
+        return decorate
+
+    def __getitem__(self, name: str) -> CheckSpec:
+        return self._specs[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def __iter__(self) -> Iterator[CheckSpec]:
+        return iter(self._specs.values())
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._specs)
+
+    def registered(self) -> list[CheckSpec]:
+        """The checks that are not built-in keys, in the order they were registered."""
+        return [spec for spec in self if not spec.builtin]
+
+    def expect_model(self) -> type[Expect]:
+        """:class:`Expect` with a field per registered check (itself when there is none).
+
+        The loader validates ``expect`` with it (through the context ``{"checks": registry}``),
+        so a registered key is refused, located and explained as a built-in one is.
+        """
+        extra = self.registered()
+        if not extra:
+            return Expect
+        if self._model is None:
+            fields: dict[str, Any] = {
+                spec.name: (
+                    Optional[spec.params],  # noqa: UP045 (a type built at run time)
+                    Field(None, description=spec.description or None),
+                )
+                for spec in extra
+            }
+            self._model = create_model(
+                "Expect", __base__=Expect, __module__=Expect.__module__, **fields
+            )
+        assert self._model is not None
+        return self._model
+
+
+def register_entry_point_checks(registry: CheckRegistry) -> None:
+    """Call every ``register(registry)`` a package names in :data:`CHECKS_ENTRY_POINT_GROUP`."""
+    from importlib.metadata import entry_points
+
+    for entry in sorted(entry_points(group=CHECKS_ENTRY_POINT_GROUP), key=lambda e: e.name):
+        register = entry.load()
+        if not callable(register):
+            raise CheckRegistrationError(
+                f"entry point {entry.name} = {entry.value} (group {CHECKS_ENTRY_POINT_GROUP})"
+                " must name a function that takes the registry"
+            )
+        register(registry)
+
+
+def config_checks(config: Any) -> CheckRegistry:
+    """The run's checks: ``pytest_diageval_register_checks`` called once, on first use.
+
+    The plugin's own implementation runs first (the built-in keys, then the packages' entry
+    points), then every conftest.py and plugin that implements it.
+    """
+    import pytest
+
+    key = _STASH_KEY.setdefault("key", pytest.StashKey[CheckRegistry]())
+    registry: CheckRegistry | None = config.stash.get(key, None)
+    if registry is None:
+        registry = CheckRegistry()
+        config.hook.pytest_diageval_register_checks(registry=registry)
+        config.stash[key] = registry
+    return registry
+
+
+_STASH_KEY: dict[str, Any] = {}
+
+
+def project_checks(args: list[str] | None = None) -> CheckRegistry:
+    """The checks of the project in the current folder, as ``pytest`` there would see them
+    (its plugins and its ``conftest.py``): what ``diageval schema`` prints."""
+    import pytest
+
+    config = pytest.Config.fromdictargs({}, list(args or []))
+    try:
+        return config_checks(config)
+    finally:
+        config._ensure_unconfigure()

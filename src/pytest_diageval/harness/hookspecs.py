@@ -1,0 +1,34 @@
+"""The hooks pytest-diageval adds to pytest, as pytest-xdist's ``newhooks`` adds its own.
+
+The plugin registers this module in its ``pytest_addhooks``. Implement a hook in a
+``conftest.py`` or a plugin; a package that registers checks without a pytest plugin names a
+``register(registry)`` function in the entry-point group ``pytest_diageval.checks``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_diageval.harness.format.registry import CheckRegistry
+
+__all__ = ["pytest_diageval_register_checks"]
+
+
+@pytest.hookspec
+def pytest_diageval_register_checks(registry: CheckRegistry) -> None:
+    """Register ``expect`` keys of your own, each a check of the run's result.
+
+    Called once per run, when the first scenario is collected (after the built-in keys and
+    the packages' entry points)::
+
+        def pytest_diageval_register_checks(registry):
+            @registry.check("max_answer_chars", int, description="...")
+            def max_answer_chars(limit, result):  # result: a ChatResult
+                return CheckOutcome(len(result.final_answer) <= limit, ...)
+
+    A scenario then sets ``expect: {max_answer_chars: 400}``: the value is validated (strict)
+    against the parameters when the file loads, and the key is its own item.
+    """
