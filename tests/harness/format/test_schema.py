@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import jsonschema
@@ -25,9 +26,11 @@ from pytest_diageval.harness.format.schema import (
 ROOT = Path(__file__).resolve().parents[3]
 COMMITTED = ROOT / "scenarios" / "scenario.schema.json"
 COMMITTED_WORLD = ROOT / "scenarios" / "world.schema.json"
-WORLD_FILES = sorted(
-    [*(ROOT / "scenarios" / "worlds").glob("*.yaml"), *(ROOT / "src").rglob("worlds/*.yaml")]
-)
+SUITE_WORLD_FILES = sorted((ROOT / "scenarios").rglob("worlds/*.y*ml"))
+"""The suite's world files: each names the committed world schema on its first line."""
+WORLD_FILES = sorted([*SUITE_WORLD_FILES, *(ROOT / "src").rglob("worlds/*.yaml")])
+"""Also the packaged worlds, which name no schema: an installed package has no
+``scenarios/world.schema.json`` beside it to point at."""
 
 
 def test_the_committed_schema_is_in_sync() -> None:
@@ -110,6 +113,26 @@ def test_every_shipped_world_file_passes_the_world_schema(path: Path) -> None:
     data = yaml.safe_load(path.read_text("utf-8"))
     data["now"] = str(data["now"])  # YAML may read an unquoted time as a datetime
     assert [error.message for error in validator.iter_errors(data)] == []
+
+
+@pytest.mark.parametrize("path", SUITE_WORLD_FILES, ids=lambda path: path.name)
+def test_every_suite_world_file_names_the_world_schema_first(path: Path) -> None:
+    first = path.read_text("utf-8").splitlines()[0]
+    schema = Path(os.path.relpath(COMMITTED_WORLD, path.parent)).as_posix()
+    assert first == f"# yaml-language-server: $schema={schema}"
+    assert (path.parent / schema).resolve() == COMMITTED_WORLD
+
+
+def test_the_suite_has_world_files_and_the_package_its_default() -> None:
+    assert [path.name for path in SUITE_WORLD_FILES] == [
+        "default-injected-instruction.yaml",
+        "default-query-logs-timeout.yaml",
+        "injected-evidence.yaml",
+        "injection-techniques.yaml",
+    ]
+    assert [path.relative_to(ROOT).as_posix() for path in WORLD_FILES if "src" in path.parts] == [
+        "src/pytest_diageval/worlds/default.yaml"
+    ]
 
 
 def test_the_world_schema_refuses_a_wrong_key_where_it_is() -> None:
