@@ -45,7 +45,22 @@ def add_authoring_commands(commands: Any) -> None:
         help="print a scripted scenario skeleton made from a cassette or a `diageval ask` session",
     )
     scaffold.add_argument(
-        "source", type=Path, help="a cassette YAML file, or the SQLite file of `diageval ask`"
+        "source",
+        type=Path,
+        nargs="?",
+        help="a cassette YAML file, or the SQLite file of `diageval ask`",
+    )
+    scaffold.add_argument(
+        "--from",
+        dest="cases",
+        type=Path,
+        default=None,
+        metavar="CASES",
+        help="a cases.jsonl or cases.csv file: one scenario per row (id, query, world, tags,"
+        " verdict) written into the folder -o names, ready to record",
+    )
+    scaffold.add_argument(
+        "--force", action="store_true", help="with --from: overwrite scenario files that exist"
     )
     scaffold.add_argument("--id", default=None, help="scenario id (default: the file's stem)")
     scaffold.add_argument(
@@ -61,7 +76,8 @@ def add_authoring_commands(commands: Any) -> None:
         "--output",
         type=Path,
         default=None,
-        help="write the scenario to this file (world paths relative to it) instead of stdout",
+        help="write the scenario to this file (world paths relative to it) instead of stdout;"
+        " with --from, the folder to write the scenarios into",
     )
     scaffold.set_defaults(handler=_scaffold)
 
@@ -276,6 +292,8 @@ def _entries(step: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _scaffold(args: argparse.Namespace) -> int:
+    if args.cases is not None or args.source is None:
+        return _scaffold_cases(args)
     try:
         if args.source.read_bytes()[:16] == b"SQLite format 3\x00":
             text = scaffold_from_session(args.source, args.session, args.id)
@@ -289,4 +307,33 @@ def _scaffold(args: argparse.Namespace) -> int:
     except (OSError, ValueError, KeyError, yaml.YAMLError) as exc:
         print(f"diageval scaffold: {exc}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _scaffold_cases(args: argparse.Namespace) -> int:
+    from pytest_diageval.cli.cases import CasesError, scaffold_cases
+
+    usage = None
+    if args.cases is None:
+        usage = "give a cassette, a `diageval ask` SQLite file, or --from CASES"
+    elif args.source is not None:
+        usage = f"give either {args.source} or --from {args.cases}, not both"
+    elif args.output is None:
+        usage = "--from needs -o DIR, the folder to write the scenario files into"
+    if usage is not None:
+        print(f"diageval scaffold: {usage}", file=sys.stderr)
+        return 2
+    try:
+        written = scaffold_cases(args.cases, args.output, force=args.force)
+    except CasesError as exc:
+        print(f"diageval scaffold: {args.cases}: nothing was written:\n{exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"diageval scaffold: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"diageval scaffold: wrote {len(written)} scenario file(s) into {args.output};"
+        " record their cassettes with --diageval-record=once",
+        file=sys.stderr,
+    )
     return 0
