@@ -14,6 +14,7 @@ from pytest_diageval.agents.scripted.model import scripted_llm
 from pytest_diageval.core.contract.contracts import ToolInvocation
 from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
 from pytest_diageval.harness.format.loader import load_scenario, load_scenario_world
+from pytest_diageval.harness.format.registry import config_checks
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTED = sorted(
@@ -46,9 +47,9 @@ def _dumped(rows: list[ToolInvocation]) -> list[str]:
 
 @pytest.mark.parametrize("path", SCRIPTED, ids=lambda path: path.stem)
 def test_the_executor_sees_the_stored_rows_every_turn(
-    path: Path, monkeypatch: pytest.MonkeyPatch
+    path: Path, monkeypatch: pytest.MonkeyPatch, pytestconfig: pytest.Config
 ) -> None:
-    scenario = load_scenario(path)
+    scenario = load_scenario(path, config_checks(pytestconfig))  # the root conftest.py's keys
     if scenario.llm is None or scenario.llm.script is None:
         pytest.skip("replays a cassette")
     monkeypatch.setattr(chat_service, "ToolInvocationRecorder", _CheckedRecorder)

@@ -19,6 +19,7 @@ import pytest
 from pytest_diageval.agents import llm as llm_module
 from pytest_diageval.agents.llm import post_completion
 from pytest_diageval.harness.format.loader import load_scenario, resolve_cassette_path
+from pytest_diageval.harness.format.registry import CheckRegistry, config_checks
 from pytest_diageval.harness.runner import run_scenario
 from pytest_diageval.harness.settings import RunSettings
 
@@ -63,8 +64,11 @@ def _through_create(client: openai.OpenAI, request: dict[str, Any]) -> Any:
     return client.chat.completions.create(**request)
 
 
-def _shipped_requests(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """The params of every request the shipped scenarios make, as the facade hands them on."""
+def _shipped_requests(
+    monkeypatch: pytest.MonkeyPatch, checks: CheckRegistry
+) -> list[dict[str, Any]]:
+    """The params of every request the shipped scenarios make, as the facade hands them on
+    (``checks``: the project's, for a scenario that uses the root conftest.py's own key)."""
     requests: list[dict[str, Any]] = []
 
     def keep(client: openai.OpenAI, request: Any) -> Any:
@@ -73,7 +77,7 @@ def _shipped_requests(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
     monkeypatch.setattr(llm_module, "post_completion", keep)
     for path in SHIPPED:
-        scenario = load_scenario(path)
+        scenario = load_scenario(path, checks)
         cassette = resolve_cassette_path(scenario, path, REPO / "cassettes")
         run = run_scenario(
             scenario, path, cassette=cassette, settings=RunSettings(), rerecord_command=""
@@ -83,9 +87,9 @@ def _shipped_requests(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
 
 def test_every_shipped_request_is_sent_exactly_as_create_sends_it(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, pytestconfig: pytest.Config
 ) -> None:
-    requests = _shipped_requests(monkeypatch)
+    requests = _shipped_requests(monkeypatch, config_checks(pytestconfig))
     monkeypatch.undo()
     assert len(requests) > 300  # every scenario, not a handful
     kinds = {tuple(sorted(request)) for request in requests}

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from pytest_diageval.harness.format.loader import ScenarioError, load_scenario
+from pytest_diageval.harness.format.registry import config_checks
 from pytest_diageval.harness.settings import is_scenario_file
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
@@ -57,10 +58,13 @@ def test_every_scenario_folder_is_covered() -> None:
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(SCENARIOS)))
-def test_every_scenario_file_passes_schema_and_loader(path: Path) -> None:
+def test_every_scenario_file_passes_schema_and_loader(
+    path: Path, pytestconfig: pytest.Config
+) -> None:
     text = path.read_text(encoding="utf-8")
     assert schema_errors(text) == []
-    assert load_scenario(path).expect.present_keys()
+    # The project's checks: routing/pass-direct-answer-length.yaml uses the root conftest's key.
+    assert load_scenario(path, config_checks(pytestconfig)).expect.present_keys()
 
 
 ACCEPTED = {
