@@ -149,8 +149,10 @@ def test_a_users_own_scenario_folder_breaks_no_test(tmp_path: Path) -> None:
     so does the user's scenario, in them too."""
     for part in ("tests", "scenarios", "cassettes"):
         shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "pyproject.toml", tmp_path)
-    for command in (["init", "-q"], ["add", "tests", "scenarios", "cassettes", "pyproject.toml"]):
+    for part in ("pyproject.toml", "conftest.py"):  # conftest.py: the project's own checks
+        shutil.copy(ROOT / part, tmp_path)
+    tracked = ["tests", "scenarios", "cassettes", "pyproject.toml", "conftest.py"]
+    for command in (["init", "-q"], ["add", *tracked]):
         subprocess.run(["git", "-C", str(tmp_path), *command], check=True, capture_output=True)
     readme = (ROOT / "README.md").read_text("utf-8")
     examples = dict(re.findall(r"```yaml\n# readme-example: ([\w-]+)\n(.*?)```", readme, re.S))
