@@ -150,7 +150,7 @@ def _add_registered_checks(schema: dict[str, Any], checks: CheckRegistry | None)
     defs = schema["$defs"]
     properties = defs["Expect"]["properties"]
     for spec in checks.registered() if checks is not None else []:
-        generated = TypeAdapter(spec.params).json_schema(ref_template="#/$defs/{model}")
+        generated = _params_schema(spec.params)
         for name, definition in _without_nulls(generated.pop("$defs", {})).items():
             if defs.setdefault(name, definition) != definition:
                 raise ValueError(f"check {spec.name!r}: its model {name} clashes with another")
@@ -158,6 +158,16 @@ def _add_registered_checks(schema: dict[str, Any], checks: CheckRegistry | None)
         if spec.description:
             prop["description"] = spec.description
         properties[spec.name] = prop
+
+
+def _params_schema(params: Any) -> dict[str, Any]:
+    """A check's parameters: a model by ``$ref`` (as the built-in expectations), else inline."""
+    if isinstance(params, type) and issubclass(params, BaseModel):
+        refs, generated = models_json_schema(
+            [(params, "validation")], ref_template="#/$defs/{model}"
+        )
+        return {**refs[(params, "validation")], **generated}
+    return TypeAdapter(params).json_schema(ref_template="#/$defs/{model}")
 
 
 def _accepts_plain_text(name: str, models: Iterable[type[BaseModel]]) -> bool:
