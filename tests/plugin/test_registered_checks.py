@@ -10,6 +10,7 @@ The entry point is real metadata, not a patched function: a ``*.dist-info`` fold
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -258,3 +259,25 @@ def test_diageval_schema_prints_the_projects_checks(
         "description": "The final answer names this service.",
         "type": "string",
     }
+
+
+README_CHECK = re.compile(r"```python\n# conftest\.py \(readme-check\)\n(.*?)```", re.DOTALL)
+
+
+def test_the_readmes_conftest_example_registers_the_check_it_describes(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    (example,) = README_CHECK.findall((ROOT / "README.md").read_text("utf-8"))
+    pytester.makeconftest(example)
+    scenarios.write("scenarios/short.yaml", _scenario(scenarios, "short", max_answer_chars=400))
+    scenarios.write("scenarios/long.yaml", _scenario(scenarios, "too-long", max_answer_chars=10))
+
+    result = pytester.runpytest()
+
+    result.assert_outcomes(passed=3, failed=1)
+    headline = f"max_answer_chars: expected at most 10 characters, got {LENGTH} characters"
+    assert headline in result.outlines
+    # The README shows the repository's own check: the same name, type, words and outcome.
+    assert "@registry.check(" in example
+    assert "Field(gt=0)" in PROJECT_CONFTEST
+    assert 'description="The final answer has at most this many characters."' in example
