@@ -2,9 +2,10 @@
 
 Editors with a YAML language server complete and check scenario files against it when the
 file starts with ``# yaml-language-server: $schema=<relative path>/scenario.schema.json``.
-The committed copy (``scenarios/scenario.schema.json``) is kept equal to
-:func:`render_schema` by a test; regenerate it with ``diageval schema`` or
-``python -m pytest_diageval.harness.format.schema scenarios/scenario.schema.json``.
+The committed copy (``scenarios/scenario.schema.json``) is what ``diageval schema`` prints in
+this project: :func:`render_schema` with the project's checks (its conftest.py registers
+``max_answer_chars``), kept so by a test; ``python -m pytest_diageval.harness.format.schema``
+writes the built-in keys alone.
 
 A world file (``worlds/*.yaml``) has its own schema, the same World definition the scenario
 schema uses for an inline world: ``scenarios/world.schema.json``, printed by
