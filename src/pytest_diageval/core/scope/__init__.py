@@ -5,4 +5,4 @@ Imports the contract (the ``ScopeContract`` model) and the text normalisation; t
 the agents read a scope through it. Other subpackages import only the modules in ``__all__``.
 """
 
-__all__ = ["floor"]
+__all__ = ["claims", "floor"]

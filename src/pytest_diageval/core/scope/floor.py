@@ -35,7 +35,7 @@ from pytest_diageval.core.contract.scope import (
 )
 from pytest_diageval.core.text.normalised import normalise
 
-__all__ = ["narrowed", "scope_floor"]
+__all__ = ["named_services", "named_topics", "narrowed", "scope_floor"]
 
 _CLAUSE_END = r"[。；;！!？?\n]"
 _QUOTED = re.compile(r"“[^”]*”|「[^」]*」|『[^』]*』|\"[^\"]*\"")
@@ -107,6 +107,18 @@ def narrowed(floor: ScopeContract, proposed: ScopeContract) -> tuple[ScopeContra
         else claim_types,
     )
     return scope, widened
+
+
+def named_services(
+    text: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]]
+) -> list[str]:
+    """The services a normalised ``text`` names (by name or alias), in order of occurrence."""
+    return _named(text, _service_forms(services, aliases))
+
+
+def named_topics(text: str) -> list[str]:
+    """The topics of ``scope_vocabulary.yaml`` a normalised ``text`` names."""
+    return _topics(text, _vocabulary())
 
 
 # --------------------------------------------------------------------------- reading the query

@@ -1,0 +1,102 @@
+"""Is a claim about the question? The scope rules, judged against a question's scope.
+
+Three rules, each a claim-level finding with a public name (what scenarios and auditors will
+match on), each from 004's narrow-scope lines:
+
+======================  =====================================================================
+rule                    what it finds
+======================  =====================================================================
+``scope.out_of_scope``  the claim names a service, or an alert, that the question's scope
+                        does not hold (when the question named any): 004 "扩展到用户未要求的
+                        服务、订单、告警、数据库、连接池或下游依赖" is what the Executor must not do
+``scope.excluded_topic``  the claim names a service or topic the user excluded: 004 "用户说
+                        “不要分析连接池”时，claim 中不出现 HikariCP / connection pool"
+``scope.narrow_claim_type``  a claim type a narrow question does not allow: 004 "用户说“只确认
+                        HighMemoryUsage”时，Executor 不输出“内存泄漏已确认”"
+======================  =====================================================================
+
+What the pipeline does with a finding (the claim kept out of the answer and the findings list,
+audited, the verdict resting on the in-scope claims) is issue 25's next step; this module only
+judges, deterministically, from the claim's text and type.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pytest_diageval.core.contract.scope import ScopeContract
+from pytest_diageval.core.scope.floor import named_services, named_topics
+from pytest_diageval.core.text.normalised import normalise
+
+__all__ = [
+    "EXCLUDED_TOPIC",
+    "NARROW_CLAIM_TYPE",
+    "OUT_OF_SCOPE",
+    "SCOPE_RULES",
+    "ScopeProblem",
+    "scope_problems",
+]
+
+OUT_OF_SCOPE = "scope.out_of_scope"
+EXCLUDED_TOPIC = "scope.excluded_topic"
+NARROW_CLAIM_TYPE = "scope.narrow_claim_type"
+SCOPE_RULES = (OUT_OF_SCOPE, EXCLUDED_TOPIC, NARROW_CLAIM_TYPE)
+
+
+@dataclass(frozen=True)
+class ScopeProblem:
+    """One rule a claim breaks, and why, in words a reviewer reads."""
+
+    rule: str
+    message: str
+
+
+def scope_problems(
+    claim_type: str,
+    claim_text: str,
+    scope: ScopeContract,
+    services: Sequence[str],
+    alerts: Sequence[str] = (),
+    aliases: Mapping[str, Sequence[str]] | None = None,
+) -> list[ScopeProblem]:
+    """Every scope rule the claim breaks, in :data:`SCOPE_RULES` order (empty: in scope)."""
+    problems: list[ScopeProblem] = []
+    text = normalise(claim_text)
+    named = named_services(text, services, aliases or {})
+    outside = [service for service in named if scope.services and service not in scope.services]
+    outside += [a for a in alerts if scope.alerts and _names(text, a) and a not in scope.alerts]
+    if outside:
+        problems.append(
+            ScopeProblem(
+                OUT_OF_SCOPE,
+                f"the claim is about {', '.join(outside)}; the question asks about"
+                f" {', '.join(scope.services + scope.alerts)}",
+            )
+        )
+    excluded = [item for item in scope.excluded if item in named or _excluded_in(text, item)]
+    if excluded:
+        problems.append(
+            ScopeProblem(
+                EXCLUDED_TOPIC, f"the claim names {', '.join(excluded)}, which the user excluded"
+            )
+        )
+    if claim_type not in scope.claim_types:
+        problems.append(
+            ScopeProblem(
+                NARROW_CLAIM_TYPE,
+                f"a {claim_type} claim answers more than the narrow question asks"
+                f" ({', '.join(scope.narrow_markers)}); allowed: {', '.join(scope.claim_types)}",
+            )
+        )
+    return problems
+
+
+def _excluded_in(text: str, item: str) -> bool:
+    """An excluded topic by its vocabulary forms, or an excluded phrase as written."""
+    return item in named_topics(text) or _names(text, item)
+
+
+def _names(text: str, name: str) -> bool:
+    return re.search(re.escape(normalise(name)), text) is not None

@@ -1,0 +1,120 @@
+"""The scope rules on the claims the real model made: every live cassette's recorded contracts,
+judged against the scope of the live scenario's own question (issue 25: the model answers the
+prompt's worked example, order-service memory and inventory-service HikariCP, whatever it is
+asked)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pytest_diageval.core.evidence.world import default_world
+from pytest_diageval.core.scope.claims import (
+    EXCLUDED_TOPIC,
+    NARROW_CLAIM_TYPE,
+    OUT_OF_SCOPE,
+    scope_problems,
+)
+from pytest_diageval.core.scope.floor import scope_floor
+
+REPO = Path(__file__).resolve().parents[3]
+WORLD = default_world()
+SERVICES = sorted({a.service for a in WORLD.alerts} | {log.service for log in WORLD.logs})
+ALERTS = sorted({a.alert_name for a in WORLD.alerts})
+
+
+def _rules(query: str, claim_type: str, claim_text: str) -> list[str]:
+    scope = scope_floor(query, SERVICES, ALERTS, WORLD.aliases)
+    problems = scope_problems(claim_type, claim_text, scope, SERVICES, ALERTS, WORLD.aliases)
+    return [problem.rule for problem in problems]
+
+
+def _recorded_claims(cassette: Path) -> list[dict[str, Any]]:
+    data = yaml.load(
+        cassette.read_text("utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    )
+    claims = []
+    for interaction in data["interactions"]:
+        try:
+            answer = json.loads(interaction["response"]["body"]["string"])
+        except (TypeError, ValueError):
+            continue
+        for choice in answer.get("choices", []):
+            for call in choice["message"].get("tool_calls") or []:
+                if call["function"]["name"] != "submit_evidence_contract":
+                    continue
+                try:
+                    claims += json.loads(call["function"]["arguments"]).get("claims", [])
+                except ValueError:
+                    continue
+    return claims
+
+
+LIVE = sorted((REPO / "scenarios" / "live").glob("*.yaml"))
+OUT = [OUT_OF_SCOPE]
+# What the scope rules find in each live scenario's recorded claims: (service of the claim, its
+# type) -> rules. order-service memory and inventory-service HikariCP are the worked example's.
+EXPECTED: dict[str, dict[tuple[str, str], list[str]]] = {
+    "live-forged-trap": {("order", "observation"): [], ("inventory", "negative_observation"): OUT},
+    "live-high-memory": {("order", "observation"): [], ("inventory", "negative_observation"): OUT,
+                         ("inventory", "observation"): OUT},
+    "live-hikaricp-negative": {("order", "observation"): OUT,
+                               ("inventory", "negative_observation"): []},
+    "live-matrix-01-highcpu-narrow": {("order", "observation"): OUT,
+                                      ("inventory", "negative_observation"): OUT},
+    "live-matrix-02-highmemory": {("order", "observation"): [],
+                                  ("inventory", "negative_observation"): OUT,
+                                  ("inventory", "observation"): OUT},
+    "live-matrix-03-slowresponse": {("order", "observation"): OUT,
+                                    ("inventory", "negative_observation"): OUT,
+                                    ("inventory", "observation"): OUT},
+    # the question names order-service and no alert: a claim about that service's memory alert
+    # is inside the floor (the rules compare services and alerts, not topics)
+    "live-matrix-04-hikaricp-positive": {("order", "observation"): [],
+                                         ("inventory", "negative_observation"): OUT},
+    "live-matrix-05-hikaricp-negative": {("order", "observation"): OUT,
+                                         ("inventory", "negative_observation"): []},
+    "live-matrix-06-gatekeeper": {("order", "observation"): [],
+                                  ("inventory", "negative_observation"): OUT,
+                                  ("inventory", "observation"): OUT},
+    "live-matrix-07-narrow-forbidden": {("order", "observation"): OUT,
+                                        ("inventory", "negative_observation"): [EXCLUDED_TOPIC],
+                                        ("inventory", "observation"): [EXCLUDED_TOPIC]},
+    "live-narrow-forbidden": {("order", "observation"): OUT,
+                              ("inventory", "negative_observation"): [EXCLUDED_TOPIC],
+                              ("inventory", "observation"): [EXCLUDED_TOPIC]},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("path", LIVE, ids=lambda path: path.stem)
+def test_the_scope_rules_on_the_real_models_claims(path: Path) -> None:
+    scenario = yaml.safe_load(path.read_text("utf-8"))
+    cassette = (path.parent / scenario["llm"]["cassette"]).resolve()
+    found: dict[tuple[str, str], list[str]] = {}
+    for claim in _recorded_claims(cassette):
+        service = claim["claim_text"].split("-service")[0]
+        key = (service, claim["claim_type"])
+        rules = _rules(scenario["query"], claim["claim_type"], claim["claim_text"])
+        assert found.setdefault(key, rules) == rules, (key, claim["claim_text"])
+    assert found == EXPECTED[path.stem]
+
+
+def test_a_root_cause_under_a_narrow_question_and_an_alert_outside_it() -> None:
+    query = "只确认 order-service 是否存在 HighMemoryUsage 告警"
+    assert _rules(query, "root_cause", "order-service 内存泄漏已确认") == [NARROW_CLAIM_TYPE]
+    assert _rules(query, "observation", "order-service 存在 HighCPUUsage 告警") == OUT
+    assert _rules(query, "observation", "订单服务存在 HighMemoryUsage 告警，91%") == []
+
+
+def test_an_excluded_topic_by_its_vocabulary_and_an_excluded_phrase_as_written() -> None:
+    query = "只确认 HighCPUUsage，不要分析订单123、OOM、数据库慢查询、连接池或 user-service"
+    assert _rules(query, "observation", "payment-service 出现 OutOfMemoryError") == [EXCLUDED_TOPIC]
+    assert _rules(query, "observation", "user-service 存在 SlowResponse 告警") == [
+        OUT_OF_SCOPE,
+        EXCLUDED_TOPIC,
+    ]
+    assert _rules(query, "observation", "payment-service 存在 HighCPUUsage 告警，92%") == []
