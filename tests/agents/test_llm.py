@@ -62,7 +62,7 @@ def test_stage_headers() -> None:
 
 def test_stage_headers_reject_unknown_stage() -> None:
     with pytest.raises(
-        ValueError, match="stage must be one of planner, executor, verifier; got 'judge'"
+        ValueError, match="stage must be one of planner, executor, verifier, grader; got 'judge'"
     ):
         stage_headers("judge", 1)
 

@@ -20,6 +20,7 @@ import jsonschema
 import pytest
 
 from pytest_diageval.agents.executor import _tool_reply
+from pytest_diageval.agents.grader import GRADER_REASON_CHARS, GRADER_REASONS_MAX, GraderOutput
 from pytest_diageval.agents.prompts import load_prompt
 from pytest_diageval.core.contract.contracts import (
     PLAN_STEPS_MAX,
@@ -38,7 +39,15 @@ from pytest_diageval.core.judge.claim_support import claim_ceilings
 from pytest_diageval.core.judge.gatekeeper import Gatekeeper
 
 DATA_TAGS = frozenset(
-    {"tool_output", "user_query", "planner_plan", "retry_context", "verifier_input"}
+    {
+        "tool_output",
+        "user_query",
+        "planner_plan",
+        "retry_context",
+        "verifier_input",
+        "rubric_criteria",
+        "grader_input",
+    }
 )
 """The tags the code wraps data in (``wrap_data`` callers); any other ``<…>`` is a slot."""
 TAG = re.compile(r"<(/?)([a-z_]+)((?: [a-z_]+=\"[^\"]*\")*)>")
@@ -123,7 +132,7 @@ def prompt_problems(text: str) -> list[str]:
 
 
 def test_every_prompt_of_the_package_is_linted() -> None:
-    assert PROMPTS == ["executor", "planner", "verifier"]
+    assert PROMPTS == ["executor", "grader", "planner", "verifier"]
 
 
 @pytest.mark.parametrize("agent", PROMPTS)
@@ -190,6 +199,18 @@ def test_the_planner_example_is_a_plan_within_the_schema_caps() -> None:
         "用 query_metrics 查询 order-service 的 HighMemoryUsage 告警",
         "用 query_logs 查询 order-service 的内存日志",
     ]
+
+
+def test_the_grader_example_is_a_grader_output_within_its_caps() -> None:
+    prompt = load_prompt("grader")
+    # The prompt states the model's caps, and its example is a GraderOutput within them.
+    assert f"1 到 {GRADER_REASONS_MAX} 条简短理由" in prompt
+    assert f"不超过 {GRADER_REASON_CHARS} 个字符" in prompt
+    output = GraderOutput.model_validate(_example_after(prompt, "输出："))
+    assert output.score == 0.9
+    assert len(output.reasons) == 3
+    assert "<grader_input>" in prompt
+    assert "<rubric_criteria>" in prompt
 
 
 CALL = re.compile(r"第 (\d) 次调用 ([a-z_]+)，参数 ")

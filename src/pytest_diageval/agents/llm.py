@@ -4,8 +4,9 @@ Every agent talks to the model through :class:`LLM`:
 
 * :meth:`LLM.chat` is a plain chat completion (the executor's function-calling loop);
 * :meth:`LLM.structured` is a pydantic answer through instructor's TOOLS mode (planner,
-  verifier). ``structured_max_retries`` re-asks on invalid output, so with the default of 1 a
-  malformed answer costs exactly two HTTP calls and a good one exactly one.
+  verifier, and the grader of a ``rubric`` check). ``structured_max_retries`` re-asks on
+  invalid output, so with the default of 1 a malformed answer costs exactly two HTTP calls and
+  a good one exactly one.
 
 Both send through :func:`post_completion`: exactly what ``client.chat.completions.create``
 sends, without its params walk (most of the SDK's time on a long conversation).
@@ -81,13 +82,19 @@ __all__ = [
     "tool_result_message",
 ]
 
-Stage = Literal["planner", "executor", "verifier"]
+Stage = Literal["planner", "executor", "verifier", "grader"]
 STAGES: tuple[Stage, ...] = get_args(Stage)
 
-STAGE_MAX_TOKENS: dict[Stage, int] = {"planner": 512, "executor": 2048, "verifier": 1536}
+STAGE_MAX_TOKENS: dict[Stage, int] = {
+    "planner": 512,
+    "executor": 2048,
+    "verifier": 1536,
+    "grader": 512,
+}
 """``max_tokens`` of every request, per stage: a model that runs away (a 270M model repeating
 ``"<step64>"``) is cut by the server instead of generating until its context is full. The
-executor's bound covers its largest answer, the contract."""
+executor's bound covers its largest answer, the contract. The grader (a ``rubric`` check, asked
+after the pipeline finished) answers a score and a few short reasons."""
 
 STAGE_HEADER = "X-Diageval-Stage"
 ROUND_HEADER = "X-Diageval-Round"

@@ -8,7 +8,7 @@ from typing import Literal
 
 __all__ = ["Agent", "load_prompt", "wrap_data"]
 
-Agent = Literal["planner", "executor", "verifier"]
+Agent = Literal["planner", "executor", "verifier", "grader"]
 
 
 @cache

@@ -59,7 +59,7 @@ def test_unknown_stage_names_field_and_allowed_values() -> None:
         parse_script([{"stage": "judge", "raw": "x"}])
     message = str(excinfo.value)
     assert message.startswith("script: entry 1 (1-based): stage: ")
-    assert "'planner', 'executor' or 'verifier'" in message
+    assert "'planner', 'executor', 'verifier' or 'grader'" in message
 
 
 def test_tool_call_field_path_is_named() -> None:

@@ -3,10 +3,11 @@
 A script entry's ``content`` is the structured answer of one stage: the planner's
 :class:`~pytest_diageval.core.contract.contracts.Plan`, the executor's final
 :class:`~pytest_diageval.core.contract.contracts.ExecutorContract`, the verifier's
-:class:`~pytest_diageval.core.contract.contracts.VerifierOutput`. Checking it when the scenario is
-loaded turns a typo (``verification: supported``, a plan without ``plan``) into one message at
-its line, instead of a re-ask that silently consumes the next entry and ends as a
-``ScriptError`` about entry counts.
+:class:`~pytest_diageval.core.contract.contracts.VerifierOutput`, the grader's
+:class:`~pytest_diageval.agents.grader.GraderOutput` (a ``rubric`` check). Checking it when
+the scenario is loaded turns a typo (``verification: supported``, a plan without ``plan``)
+into one message at its line, instead of a re-ask that silently consumes the next entry and
+ends as a ``ScriptError`` about entry counts.
 
 The check is the agents' own parse (the JSON the scripted model sends, validated by the same
 model), plus one thing the agents tolerate from a chatty model but a script author never means:
@@ -25,6 +26,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from pytest_diageval.agents.grader import GraderOutput
 from pytest_diageval.agents.llm import Stage
 from pytest_diageval.core.contract.contracts import ExecutorContract, Plan, VerifierOutput
 from pytest_diageval.core.evidence.store import stable_json
@@ -40,6 +42,7 @@ STAGE_CONTENT_MODELS: Mapping[Stage, type[BaseModel]] = {
     "planner": Plan,
     "executor": ExecutorContract,
     "verifier": VerifierOutput,
+    "grader": GraderOutput,
 }
 """The model each stage's ``content`` is parsed into by its agent."""
 

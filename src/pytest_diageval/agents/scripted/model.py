@@ -109,7 +109,8 @@ class ScriptEntry(BaseModel):
     content: dict[str, Any] | None = Field(
         None,
         description="Structured answer: forced function arguments or JSON message content;"
-        " a planner Plan, an executor contract or a VerifierOutput, by stage. 结构化回答。",
+        " a planner Plan, an executor contract, a VerifierOutput or a GraderOutput, by stage."
+        " 结构化回答。",
     )
     tool_calls: list[ScriptToolCall] | None = Field(
         None, min_length=1, description="Tool calls, ids call_1, call_2, … over the script."

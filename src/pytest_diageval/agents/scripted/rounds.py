@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pytest_diageval.agents.results import RoundResult
 from pytest_diageval.core.answer.routing import DISCLAIMER_SCORE_THRESHOLD, build_retry_context
 
-__all__ = ["ROUND_STAGES", "explain_exhaustion"]
+__all__ = ["GRADER_ENTRY", "ROUND_STAGES", "explain_exhaustion"]
 
 ROUND_STAGES = (
     "planner (one entry; two when its answer is malformed and re-asked)",
@@ -24,11 +24,23 @@ ROUND_STAGES = (
 )
 """The requests of one round, in order (the README's *Script entries, stage by stage*)."""
 
+GRADER_ENTRY = "{stage: grader, content: {score: 0.9, reasons: [...]}}"
+"""The entry a ``rubric`` check needs after the last round's (the grader's ``GraderOutput``)."""
+
 
 def explain_exhaustion(rounds: Sequence[RoundResult], stage: str | None) -> str | None:
     """What to add to the exhaustion error when the last finished round asked for another
     one (its route is ``retry``): a clause for its first line, then lines of detail; None
-    otherwise (then the script is simply short)."""
+    otherwise (then the script is simply short). The grader of a ``rubric`` check asks after
+    the pipeline finished: its clause says which entry that needs."""
+    if stage == "grader":
+        return (
+            f": the scenario's `rubric` check asks the grader stage after the pipeline finished"
+            f" ({len(rounds)} round(s)), and the script has no entry left for it\n"
+            f"Add one entry after round {len(rounds) or 1}'s: {GRADER_ENTRY} (a GraderOutput:"
+            " score 0..1 and 1 to 5 short reasons; two entries when its answer is malformed and"
+            " re-asked)."
+        )
     if not rounds or rounds[-1].route.action != "retry":
         return None
     last = rounds[-1]
