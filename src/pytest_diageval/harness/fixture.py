@@ -81,5 +81,9 @@ class ScenarioRunner:
         run = run_scenario(
             scenario, file, cassette=cassette, settings=settings, rerecord_command=""
         )
-        checks = run_checks(scenario.expect, run.result, run.usage, registry) if run.result else {}
+        checks = (
+            run_checks(scenario.expect, run.result, run.usage, registry, run.grade)
+            if run.result
+            else {}
+        )
         return DiagevalRun(scenario, run, checks)

@@ -310,7 +310,8 @@ class ScenarioItem(LeanNode, pytest.Item):
             self.shown_under = node.failures.claim(self.nodeid)
             return ScenarioRunFailed(f"{type(run.error).__name__}: {run.error}")
         expected = node.scenario.expect.value_of(self.key)
-        self.outcome = run_check(self.key, expected, run.result, run.usage, checks_of(self.config))
+        checks = checks_of(self.config)
+        self.outcome = run_check(self.key, expected, run.result, run.usage, checks, run.grade)
         if not self.outcome.passed:
             self.shown_under = node.failures.claim(self.nodeid)
             if self.shown_under is None and self._tb_style() in FULL_STYLES:

@@ -3,6 +3,11 @@
 A scenario runs once per process; every expectation item reads the same :class:`ScenarioRun`.
 Anything that stops the run (a stale cassette, a broken script, a missing world) is kept as
 the run's error, so each item reports it instead of a traceback from deep inside.
+
+A scenario with a ``rubric`` expectation asks the grader (:mod:`pytest_diageval.agents.grader`)
+once the pipeline has finished, through the same client and transport: a cassette records and
+replays it (stage ``grader``), the script answers it, the usage meter counts it. ChatService
+never sees it, so the verdict stays the code's.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_diageval.agents.chat_service import ChatService
+from pytest_diageval.agents.grader import GraderRun, run_grader
 from pytest_diageval.agents.llm import LLM, LLMConfig
 from pytest_diageval.agents.results import ChatResult, RoundResult
 from pytest_diageval.agents.scripted.model import ScriptExhaustedError, scripted_llm
@@ -54,6 +60,8 @@ class ScenarioRun:
     result: ChatResult | None
     error: BaseException | None = None
     usage: TokenUsage = field(default_factory=TokenUsage)
+    grade: GraderRun | None = None
+    """The grader's answer, for a scenario with a ``rubric`` expectation that ran to the end."""
 
 
 def run_scenario(
@@ -68,17 +76,20 @@ def run_scenario(
     try:
         world = load_scenario_world(scenario, path)
         if cassette is None:
-            return ScenarioRun(_run_scripted(scenario, world, usage), usage=usage)
+            result, grade = _run_scripted(scenario, world, usage)
+            return ScenarioRun(result, usage=usage, grade=grade)
         recorded_world = _recorded_world(scenario, path, cassette)
-        result = _run_cassette(
+        result, grade = _run_cassette(
             scenario, world, cassette, settings, rerecord_command, usage, recorded_world
         )
-        return ScenarioRun(result, usage=usage)
+        return ScenarioRun(result, usage=usage, grade=grade)
     except Exception as exc:  # every stop is reported by the items, with its own message
         return ScenarioRun(result=None, error=exc, usage=usage)
 
 
-def _run_scripted(scenario: Scenario, world: World, usage: TokenUsage) -> ChatResult:
+def _run_scripted(
+    scenario: Scenario, world: World, usage: TokenUsage
+) -> tuple[ChatResult, GraderRun | None]:
     assert scenario.llm is not None
     assert scenario.llm.script is not None
     usage.source = f"estimated by {ESTIMATE_NAME}"
@@ -87,6 +98,7 @@ def _run_scripted(scenario: Scenario, world: World, usage: TokenUsage) -> ChatRe
     try:
         with llm:
             result = _diagnose(scenario, world, llm, finished)
+            grade = _grade(scenario, result, llm)
         transport.assert_exhausted()
     except ScriptExhaustedError as exc:
         # Out of entries after a round that asked for a retry: say why the round was asked.
@@ -96,7 +108,15 @@ def _run_scripted(scenario: Scenario, world: World, usage: TokenUsage) -> ChatRe
         raise ScriptExhaustedError(
             f"{exc}{explanation}", stage=exc.stage, request=exc.request
         ) from None
-    return result
+    return result, grade
+
+
+def _grade(scenario: Scenario, result: ChatResult, llm: LLM) -> GraderRun | None:
+    """The grader of the scenario's ``rubric``, asked after a run that finished its rounds."""
+    rubric = scenario.expect.rubric
+    if rubric is None or result.status != "completed" or not result.rounds:
+        return None
+    return run_grader(llm, rubric.criteria, result)
 
 
 def _diagnose(
@@ -128,7 +148,7 @@ def _run_cassette(
     rerecord_command: str,
     usage: TokenUsage,
     world_spec: str | None = None,
-) -> ChatResult:
+) -> tuple[ChatResult, GraderRun | None]:
     # vcrpy (and what it patches) only for suites that replay cassettes.
     from pytest_diageval.harness.cassettes.session import CassetteSession, cassette_transport
 
@@ -152,7 +172,8 @@ def _run_cassette(
         meter = UsageMeter(cassette_transport(), usage, on_answer=listener)
         with LLM(config, transport=meter) as llm:
             result = _diagnose(scenario, world, llm)
-        if result.status != "completed":
+            grade = _grade(scenario, result, llm)
+        if result.status != "completed" or (grade is not None and grade.unavailable):
             # The model failed the run (connection refused, errors after the SDK's retries):
             # rewrite must not replace the committed cassette with what little it recorded.
             session.abandon()
@@ -165,7 +186,7 @@ def _run_cassette(
     if endpoint is not None and not session.abandoned and session.path.is_file():
         # What the printed re-record command needs; vcrpy rewrote the file without it.
         write_metadata(session.path, RecordingMetadata(*endpoint, settings.timeout, world_spec))
-    return result
+    return result, grade
 
 
 def _recorded_world(scenario: Scenario, path: Path, cassette: Path) -> str | None:

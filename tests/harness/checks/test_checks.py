@@ -41,6 +41,7 @@ from pytest_diageval.harness.format.scenario import (
     Expect,
     GatekeeperExpectation,
     NoEvidenceRow,
+    RubricExpectation,
     ScoreRange,
     TokensExpectation,
     ToolCallsExpectation,
@@ -339,6 +340,7 @@ ONE_OF_EACH: dict[str, Any] = {
     "tool_calls": ToolCallsExpectation(max=10),
     "composer": ComposerExpectation(source="verbatim"),
     "tokens": TokensExpectation(max=10),
+    "rubric": RubricExpectation(criteria="只确认告警", min_score=0.8),
 }
 
 

@@ -84,7 +84,7 @@ def test_the_issue_example_loads_with_every_value(tmp_path: Path) -> None:
     assert scenario.llm.cassette == "../cassettes/hikaricp-negative.yaml"
     assert scenario.llm.script is None
     expect = scenario.expect
-    absent = {"answer_forbidden_keywords", "composer", "tokens"}  # later extensions
+    absent = {"answer_forbidden_keywords", "composer", "tokens", "rubric"}  # later extensions
     assert expect.present_keys() == [k for k in EXPECT_KEYS if k not in absent]
     assert expect.verdict == "LOW_CONFID"
     assert expect.groundedness is not None
@@ -261,7 +261,7 @@ def test_bad_script_entries_each_get_a_line(tmp_path: Path) -> None:
         (9, "llm.script[0].stage"),
         (10, "llm.script[1]"),
     ]
-    assert error.problems[0].message == "'planer' is not one of planner, executor, verifier"
+    assert error.problems[0].message == "'planer' is not one of planner, executor, verifier, grader"
     assert "exactly one of content, tool_calls, raw, raw_arguments (found: content, raw)" in str(
         error
     )

@@ -14,9 +14,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from pytest_diageval.agents.grader import GraderRun
 from pytest_diageval.agents.results import ChatResult, RoundResult
 from pytest_diageval.agents.usage import TokenUsage
-from pytest_diageval.core.contract.contracts import ToolInvocation, Verdict
+from pytest_diageval.core.contract.contracts import Verdict
 from pytest_diageval.harness.checks import evidence_lines as ev
 from pytest_diageval.harness.checks.composer import check_composer
 from pytest_diageval.harness.checks.outcome import (
@@ -26,16 +27,16 @@ from pytest_diageval.harness.checks.outcome import (
     run_registered,
     set_difference,
 )
+from pytest_diageval.harness.checks.rubric import check_rubric
 from pytest_diageval.harness.checks.tokens import check_tokens
+from pytest_diageval.harness.checks.tool_rows import check_no_evidence, check_tool_calls
 from pytest_diageval.harness.format.registry import CheckRegistry, builtin_params
 from pytest_diageval.harness.format.scenario import (
     EXPECT_KEYS,
     ClaimsExpectation,
     Expect,
     GatekeeperExpectation,
-    NoEvidenceRow,
     ScoreRange,
-    ToolCallsExpectation,
     VerdictExpectation,
 )
 
@@ -54,6 +55,7 @@ __all__ = [
     "check_parse_status",
     "check_required_keywords",
     "check_rounds",
+    "check_rubric",
     "check_tokens",
     "check_tool_calls",
     "check_verdict",
@@ -285,56 +287,6 @@ def check_claims(expected: ClaimsExpectation, result: ChatResult) -> CheckOutcom
     return CheckOutcome(not problems, want, actual, details)
 
 
-# --------------------------------------------------------------------------- tool rows
-
-
-def _row_matches(expected: NoEvidenceRow, row: ToolInvocation) -> bool:
-    values = ev.row_values(row)
-    wanted = {name: getattr(expected, name) for name in ("evidence_status", "success", "total")}
-    return all(value is None or values[name] == value for name, value in wanted.items())
-
-
-@needs_rounds
-def check_no_evidence(expected: list[NoEvidenceRow], result: ChatResult) -> CheckOutcome:
-    """For each expected row, some invocation of that tool has all the given values."""
-    details: list[str] = []
-    unmatched: list[str] = []
-    for wanted in expected:
-        rows = [row for row in result.invocations if row.tool_name == wanted.tool]
-        matched = [row.id for row in rows if _row_matches(wanted, row)]
-        label = describe_expected(wanted)
-        if matched:
-            details.append(f"{label}: matched by invocation {', '.join(f'#{i}' for i in matched)}")
-            continue
-        unmatched.append(label)
-        if not rows:
-            called = sorted({row.tool_name for row in result.invocations}) or ["none"]
-            details.append(
-                f"{label}: no {wanted.tool} invocation (tools called: {', '.join(called)})"
-            )
-            continue
-        details.append(f"{label}: no matching row among:")
-        details += ev.invocation_table(rows)
-    actual = f"no matching row for {'; '.join(unmatched)}" if unmatched else "every row matched"
-    return CheckOutcome(not unmatched, describe_expected(expected), actual, details)
-
-
-@needs_rounds
-def check_tool_calls(expected: ToolCallsExpectation, result: ChatResult) -> CheckOutcome:
-    """The executor's tool calls over all rounds, by name: included, excluded, how many."""
-    calls = [(r.round, call) for r in result.rounds for call in r.tool_calls]
-    names = [call.name for _, call in calls]
-    problems = [f"never called: {name}" for name in expected.include if name not in names]
-    problems += [f"called but excluded: {name}" for name in expected.exclude if name in names]
-    if expected.max is not None and len(calls) > expected.max:
-        problems.append(f"{len(calls)} calls > max {expected.max}")
-    if expected.min is not None and len(calls) < expected.min:
-        problems.append(f"{len(calls)} calls < min {expected.min}")
-    listing = ev.tool_call_lines(calls)
-    actual = f"{len(calls)} call(s): {', '.join(names) or 'none'}"
-    return CheckOutcome(not problems, describe_expected(expected), actual, [*problems, *listing])
-
-
 # --------------------------------------------------------------------------- registry
 
 CHECKS: dict[str, Callable[[Any, ChatResult], CheckOutcome]] = {
@@ -352,8 +304,10 @@ CHECKS: dict[str, Callable[[Any, ChatResult], CheckOutcome]] = {
     "tool_calls": check_tool_calls,
     "composer": check_composer,
     "tokens": check_tokens,
+    "rubric": check_rubric,
 }
-_NEEDS_USAGE = frozenset({"tokens"})  # judge the run's tokens, which ChatResult does not hold
+# Judge what ChatResult does not hold: the run's tokens, the grader's score (asked after it).
+_NEEDS_USAGE, _NEEDS_GRADE = frozenset({"tokens"}), frozenset({"rubric"})
 # Every expect key has exactly one evaluator; this fails at import if the two drift apart.
 assert tuple(CHECKS) == EXPECT_KEYS, "CHECKS must list exactly the Expect keys, in order"
 
@@ -361,7 +315,8 @@ assert tuple(CHECKS) == EXPECT_KEYS, "CHECKS must list exactly the Expect keys, 
 def register_builtin_checks(registry: CheckRegistry) -> None:
     """The built-in keys, registered as a project's own (parameters: ``Expect``'s fields)."""
     for name, check in CHECKS.items():
-        registry.register(name, builtin_params(name), check, needs_usage=name in _NEEDS_USAGE)
+        usage, grade = name in _NEEDS_USAGE, name in _NEEDS_GRADE
+        registry.register(name, builtin_params(name), check, needs_usage=usage, needs_grade=grade)
 
 
 BUILTIN_CHECKS = CheckRegistry()  # the built-in keys alone: a run without a registry
@@ -374,17 +329,18 @@ def run_check(
     result: ChatResult,
     usage: TokenUsage | None = None,
     checks: CheckRegistry | None = None,
+    grade: GraderRun | None = None,
 ) -> CheckOutcome:
     """Run the evaluator of one ``expect`` key (``usage``: the run's tokens, for ``tokens``;
-    ``checks``: the run's registry, default the built-in keys)."""
+    ``checks``: the run's registry, default the built-in keys; ``grade``: for ``rubric``)."""
     registry = checks if checks is not None else BUILTIN_CHECKS
     if key not in registry:
         raise KeyError(f"no check for expect key {key!r}; known: {', '.join(registry.names)}")
     spec = registry[key]
     if not spec.builtin:
         return run_registered(spec, expected, result, usage)
-    arguments = (expected, result, usage) if spec.needs_usage else (expected, result)
-    return spec.function(*arguments)  # type: ignore[no-any-return]
+    extra = (usage,) if spec.needs_usage else (grade,) if spec.needs_grade else ()
+    return spec.function(expected, result, *extra)  # type: ignore[no-any-return]
 
 
 def run_checks(
@@ -392,9 +348,10 @@ def run_checks(
     result: ChatResult,
     usage: TokenUsage | None = None,
     checks: CheckRegistry | None = None,
+    grade: GraderRun | None = None,
 ) -> dict[str, CheckOutcome]:
     """Every check the scenario sets, in :data:`EXPECT_KEYS` order, then its registered keys."""
     return {
-        key: run_check(key, expect.value_of(key), result, usage, checks)
+        key: run_check(key, expect.value_of(key), result, usage, checks, grade)
         for key in expect.present_keys()
     }

@@ -282,7 +282,7 @@ _MISSING_HINTS = {
     "query": "the user's diagnosis question",
     "title": "one line saying what the scenario proves",
     "tool": "one of query_metrics, query_logs, lookup_knowledge",
-    "stage": "one of planner, executor, verifier",
+    "stage": "one of planner, executor, verifier, grader",
 }
 _PATTERN_HINTS = {
     "id": "use letters, digits, '.', '_' and '-', starting with a letter or digit",

@@ -43,6 +43,7 @@ __all__ = [
     "NoEvidenceRow",
     "NonEmptyText",
     "ParseStatusName",
+    "RubricExpectation",
     "ScoreRange",
     "StrictModel",
     "TokensExpectation",
@@ -256,6 +257,17 @@ class TokensExpectation(StrictModel):
     )
 
 
+class RubricExpectation(StrictModel):
+    """A graded rubric: the grader scores the published answer against the criteria (a check,
+    never the verdict; recorded and scripted as stage ``grader``). 评分标准。"""
+
+    criteria: Annotated[str, Field(min_length=1, max_length=2000, pattern=r"\S")] = Field(
+        description="What a good final answer does, in the author's words; the grader reads"
+        " it with the query, the final answer and the verified claims only."
+    )
+    min_score: _Score = Field(description="Lowest passing grader score, inclusive (0..1). 最低分。")
+
+
 class Expect(StrictModel):
     """What the run must show. Every key present becomes its own pytest item."""
 
@@ -296,6 +308,7 @@ class Expect(StrictModel):
     tool_calls: ToolCallsExpectation | None = None
     composer: ComposerExpectation | None = None
     tokens: TokensExpectation | None = None
+    rubric: RubricExpectation | None = None
 
     @field_validator("verdict")
     @classmethod

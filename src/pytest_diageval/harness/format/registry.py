@@ -58,6 +58,9 @@ class CheckSpec:
     description: str = ""
     needs_usage: bool = False
     """The function takes the run's token usage as a third argument (``tokens`` does)."""
+    needs_grade: bool = False
+    """The function takes the grader's run as a third argument (``rubric`` does): the runner
+    asks the grader after the pipeline, through the run's own client."""
     source: str = ""
     """Who registered it (a module, an entry point): named in a clash."""
 
@@ -87,6 +90,7 @@ class CheckRegistry:
         *,
         description: str = "",
         needs_usage: bool = False,
+        needs_grade: bool = False,
     ) -> CheckSpec:
         """Add the check ``name``; a :class:`CheckRegistrationError` says what is wrong."""
         source = getattr(function, "__module__", "") or ""
@@ -114,7 +118,9 @@ class CheckRegistry:
                 f"the parameters of check {name!r} must be a type pydantic can validate"
                 f" (a model, int, Annotated[int, Field(gt=0)], …): {error}"
             ) from None
-        spec = CheckSpec(name, params, function, description, needs_usage, source)
+        if needs_usage and needs_grade:
+            raise CheckRegistrationError(f"check {name!r}: needs_usage or needs_grade, not both")
+        spec = CheckSpec(name, params, function, description, needs_usage, needs_grade, source)
         self._specs[name] = spec
         self._model = None
         return spec

@@ -28,6 +28,7 @@ from pytest_diageval.harness.format.expectations import (
     NoEvidenceRow,
     NonEmptyText,
     ParseStatusName,
+    RubricExpectation,
     ScoreRange,
     StrictModel,
     TokensExpectation,
@@ -52,6 +53,7 @@ __all__ = [
     "LLMSpec",
     "NoEvidenceRow",
     "ParseStatusName",
+    "RubricExpectation",
     "Scenario",
     "ScoreRange",
     "TokensExpectation",
@@ -90,7 +92,8 @@ class LLMSpec(StrictModel):
         description="Answers of the scripted model, one entry per model request, in order:"
         " {stage, content} | {stage, tool_calls: [{name, arguments}]} | {stage, raw}"
         " | {stage, raw_arguments}; `content` is checked against the stage's model"
-        " (Plan, ExecutorContract, VerifierOutput) unless the entry says `invalid: true`.",
+        " (Plan, ExecutorContract, VerifierOutput, GraderOutput) unless the entry says"
+        " `invalid: true`; a `rubric` check adds a grader entry after the last round.",
     )
 
     @model_validator(mode="after")

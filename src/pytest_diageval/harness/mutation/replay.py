@@ -109,7 +109,10 @@ class MutantOutcome:
 def plan_replay(
     scenario_id: str, query: str, world: World, entries: Sequence[ScriptEntry], *, cassette: bool
 ) -> ReplayPlan | None:
-    """Replay the unmutated answers; ``None`` when that run does not reach PASS."""
+    """Replay the unmutated answers; ``None`` when that run does not reach PASS. A grader's
+    answers (a ``rubric`` check, asked after the pipeline) are left out: a mutant is judged
+    by the code's verdict alone."""
+    entries = [entry for entry in entries if entry.stage != "grader"]
     try:
         result, rounds = _run(scenario_id, query, world, entries)
     except ScriptError as exc:
