@@ -147,6 +147,8 @@ def scenario_view(index: int, entry: Data, comparison: Comparison | None) -> dic
         "rounds": _rounds(anchor, result, invocations),
         "composer": result.get("composer_output"),
         "failed_expectations": [c for c in checks_run if c.get("outcome") == "failed"],
+        # The grader's score and reasons, passed or failed (a check: the verdict is the code's).
+        "rubric": [c for c in checks_run if c.get("name") == "rubric"],
         "changes": {},
         "is_new": False,
         "answer_diff": [],
