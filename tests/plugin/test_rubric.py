@@ -5,6 +5,7 @@ counted in the usage, shown with its reasons in every report, and never the verd
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -296,3 +297,28 @@ def test_changed_criteria_make_the_cassette_stale_with_a_diff(
         ]
     )
     assert cassette.read_text("utf-8") == recorded  # a replay never rewrites the cassette
+
+
+# --------------------------------------------------------------------------- README
+
+
+def test_the_readme_rubric_snippet_runs_on_the_readme_pass_example(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
+    pass_example = re.search(r"```yaml\n# readme-example: pass\n(.*?)```", readme, re.DOTALL)
+    snippet = re.search(r"```yaml\n# readme-rubric\n(.*?)```", readme, re.DOTALL)
+    assert pass_example is not None
+    assert snippet is not None
+    data = yaml.safe_load(pass_example[1])
+    rubric = yaml.safe_load(snippet[1])
+    data["llm"]["script"] += rubric["llm"]["script"]
+    data["expect"] = rubric["expect"]
+    scenarios.write("scenarios/mine/graded.yaml", data)
+
+    result = pytester.runpytest("-v", "--diageval-report", "r.json")
+
+    result.assert_outcomes(passed=2)
+    actual = _rubric_result(_report(pytester))
+    assert actual["actual"] == "grader score 0.9"
+    assert actual["details"][0] == f"criteria: {CRITERIA}"
