@@ -58,6 +58,14 @@ ALLOWED: dict[str, frozenset[str]] = {
         "harness.runner",
         "harness.report",
     },
+    "harness.collect": BELOW_HARNESS
+    | {
+        "harness.settings",
+        "harness.lean_nodes",
+        "harness.format",
+        "harness.checks",
+        "harness.items",
+    },
     "harness.fixture": BELOW_HARNESS
     | {"harness.settings", "harness.format", "harness.checks", "harness.runner"},
     "harness.stale": frozenset({"harness.cassettes", "harness.items"}),
@@ -71,6 +79,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         "harness.runner",
         "harness.report",
         "harness.items",
+        "harness.collect",
     },
     "cli": BELOW_HARNESS
     | {"harness.settings", "harness.cassettes", "harness.format", "harness.runner", "local"},
@@ -84,6 +93,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "harness.format",
             "harness.report",
             "harness.items",
+            "harness.collect",
             "harness.fixture",
             "harness.stale",
             "harness.mutation",

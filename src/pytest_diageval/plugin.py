@@ -50,6 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     from pytest_diageval.harness.settings import (
         DEFAULT_SCENARIO_DIRS,
         RECORD_MODES,
+        repeat_option,
         report_option,
         summary_option,
         timeout_option,
@@ -94,6 +95,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="mutation-test the guards: forge the contract and verifier output of every"
         " scenario that reaches PASS; each mutant is an item that fails if it still passes",
+    )
+    group.addoption(
+        "--diageval-repeat",
+        type=repeat_option,
+        default=None,
+        metavar="N",
+        help="N samples per scenario: a record mode records N runs (sample 1 is the cassette,"
+        " sample k beside it as NAME.sample-k.yaml); a replay runs N (default: all recorded)",
+    )
+    group.addoption(
+        "--diageval-require-samples",
+        choices=("all", "any"),
+        default="all",
+        help="with several samples, an expectation passes when it holds on all of them"
+        " (pass^k, default) or on any (pass@k); one that holds on some is flaky either way",
     )
     parser.addini(
         "diageval_scenario_dirs",
@@ -217,7 +233,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         explicit=explicit_paths(config),
     ):
         return None
-    from pytest_diageval.harness.items import ScenarioFile  # the heavy imports start here
+    from pytest_diageval.harness.collect import ScenarioFile  # the heavy imports start here
 
     if config.getoption("diageval_mutate"):
         from pytest_diageval.harness.mutation.items import MutationFile
@@ -235,7 +251,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> Generator[None, N
     a narrow selection pass while a scenario file cannot even be read. The selecting hooks
     never see it (so it is not counted as deselected); it runs last.
     """
-    items_module = sys.modules.get("pytest_diageval.harness.items")  # loaded by a scenario
+    items_module = sys.modules.get("pytest_diageval.harness.collect")  # loaded by a scenario
     invalid_type: type[pytest.Item] | None = getattr(items_module, "InvalidScenario", None)
     invalid = [item for item in items if invalid_type and isinstance(item, invalid_type)]
     if invalid:
@@ -273,14 +289,15 @@ def item_payload(item: Any) -> dict[str, Any]:
     from pytest_diageval.harness.report.reporter import audit_record
 
     node = item.scenario_node
-    run = node.run()
     payload: dict[str, Any] = {
         "scenario": node.scenario_id,
         "audit": None,
         "key": item.key,
         "message": item.check_message(),
-        "stale": stale_cassette(node, run.error),
+        "stale": stale_cassette(node, node.run_error()),
     }
+    if item.sample_stats is not None:  # several samples: pass@k, pass^k, flaky
+        payload["samples"] = item.sample_stats.as_dict()
     summary = node.unsent_summary()
     if summary is not None:  # once per run: the reporter keeps the row
         payload["summary"] = summary

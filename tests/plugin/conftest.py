@@ -66,8 +66,9 @@ extension ``answer_forbidden_keywords`` sits between required_keywords and claim
 FORGED_EXCERPT = "HighMemoryUsage resolved, service=inventory-service, current=12%"
 
 RUN_LOG = "scenario-runs.log"
-# A pytester conftest that counts pipeline runs. The items call the name ``run_scenario``
-# that items.py imported from the runner, so that is the name to wrap.
+# A pytester conftest that counts pipeline runs. The items call the name ``run_samples``
+# that items.py imported from the runner (one call runs every sample of a scenario), so that
+# is the name to wrap.
 RUN_COUNTER_CONFTEST = f'''
 import os
 from pathlib import Path
@@ -80,7 +81,7 @@ _LOG = Path(__file__).with_name("{RUN_LOG}")
 
 
 def pytest_configure(config):
-    original = items.run_scenario
+    original = items.run_samples
 
     # The run's own worker id: an in-process pytester run inside an outer xdist worker
     # inherits PYTEST_XDIST_WORKER from its environment, but has no workerinput.
@@ -92,7 +93,7 @@ def pytest_configure(config):
             log.write(f"{{scenario.scenario_id}} {{worker}}\\n")
         return original(scenario, *args, **kwargs)
 
-    _patch.setattr(items, "run_scenario", counting)
+    _patch.setattr(items, "run_samples", counting)
 
 
 def pytest_unconfigure(config):
@@ -316,7 +317,7 @@ def warm_pipeline() -> None:
     """
     import hypothesis  # noqa: F401  (kept imported)
 
-    from pytest_diageval.harness import items  # noqa: F401  (kept imported)
+    from pytest_diageval.harness import collect, items  # noqa: F401  (kept imported)
     from pytest_diageval.harness.format.loader import load_scenario
     from pytest_diageval.harness.report import reporter as report  # noqa: F401  (kept imported)
     from pytest_diageval.harness.runner import run_scenario

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +66,20 @@ class TokenUsage:
             prompt if isinstance(prompt, int) else 0,
             completion if isinstance(completion, int) else 0,
         )
+
+    @classmethod
+    def combined(cls, usages: Sequence[TokenUsage]) -> TokenUsage:
+        """The usage of several runs together (the samples of one scenario)."""
+        stages: dict[str, StageUsage] = {}
+        for usage in usages:
+            for stage, counted in usage.stages.items():
+                known = stages.get(stage, StageUsage())
+                stages[stage] = StageUsage(
+                    known.prompt_tokens + counted.prompt_tokens,
+                    known.completion_tokens + counted.completion_tokens,
+                    known.requests + counted.requests,
+                )
+        return cls(stages, usages[0].source if usages else "")
 
     @property
     def total(self) -> StageUsage:

@@ -1,4 +1,5 @@
-"""Scenario files as pytest nodes: file → scenario → one item per ``expect`` key.
+"""Scenarios as pytest nodes: scenario → one item per ``expect`` key (the file that holds the
+scenario is :mod:`~pytest_diageval.harness.collect`).
 
 Node ids read ``scenarios/hikaricp/negative.yaml::hikaricp-negative::verdict``. The pipeline
 runs once per scenario per process, whichever of its items runs first; under pytest-xdist the
@@ -8,7 +9,7 @@ items of one scenario carry one ``xdist_group`` so they stay on one worker.
 from __future__ import annotations
 
 import dataclasses
-import os
+import functools
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,47 +23,26 @@ from pytest_diageval.harness.cassettes.rerecord import (
     read_metadata,
     rerecord_command,
 )
+from pytest_diageval.harness.cassettes.samples import recorded_samples
 from pytest_diageval.harness.checks.evaluators import CheckOutcome, run_check
 from pytest_diageval.harness.checks.failures import (
     FULL_STYLES,
     ScenarioFailures,
     expect_line,
     failure_repr,
-    problems_repr,
 )
-from pytest_diageval.harness.format.loader import (
-    ScenarioError,
-    duplicate_id_error,
-    load_scenario,
-    load_scenario_world,
-    resolve_cassette_path,
-)
+from pytest_diageval.harness.checks.samples import SampleStats, sampled_outcome
+from pytest_diageval.harness.format.loader import load_scenario
 from pytest_diageval.harness.format.markers import register_tag
 from pytest_diageval.harness.format.outline import ScenarioOutline
 from pytest_diageval.harness.format.registry import config_checks as checks_of
 from pytest_diageval.harness.format.scenario import Scenario
 from pytest_diageval.harness.lean_nodes import LeanNode
 from pytest_diageval.harness.report.reporter import audit_trail, scenario_summary
-from pytest_diageval.harness.runner import ScenarioRun, run_scenario
-from pytest_diageval.harness.settings import (
-    RecordMode,
-    SettingsError,
-    allowed_roots,
-    configured_cassette_dir,
-    run_settings,
-)
+from pytest_diageval.harness.runner import ScenarioRun, run_samples
+from pytest_diageval.harness.settings import RecordMode, SettingsError, run_settings
 
-__all__ = [
-    "INVALID_SCENARIO",
-    "ExpectationFailed",
-    "InvalidScenario",
-    "ScenarioFile",
-    "ScenarioItem",
-    "ScenarioNode",
-    "ScenarioRunFailed",
-]
-
-SEEN_IDS_KEY = pytest.StashKey[dict[str, Path]]()
+__all__ = ["ExpectationFailed", "ScenarioItem", "ScenarioNode", "ScenarioRunFailed"]
 
 
 class ExpectationFailed(Exception):
@@ -75,80 +55,6 @@ class ExpectationFailed(Exception):
 
 class ScenarioRunFailed(Exception):
     """The scenario could not run to the end (stale cassette, broken script, …)."""
-
-
-class ScenarioFile(LeanNode, pytest.File):
-    def collect(self) -> Iterator[ScenarioNode | InvalidScenario]:
-        try:
-            outline, cassette = self._load()
-        except ScenarioError as exc:
-            if self.config.option.collectonly:  # nothing runs: the error must show here
-                raise self.CollectError(str(exc)) from None
-            # One broken file fails as its own item; every other scenario still runs.
-            yield InvalidScenario.from_parent(self, name=INVALID_SCENARIO, error=exc)
-            return
-        if cassette is not None:  # `scenarios/live/../../cassettes/x.yaml` reads badly
-            cassette = Path(os.path.normpath(cassette))
-        yield ScenarioNode.from_parent(
-            self, name=outline.scenario_id, outline=outline, cassette=cassette
-        )
-
-    def _load(self) -> tuple[ScenarioOutline, Path | None]:
-        """Check the file as a run would; keep its outline (the parse is dropped here)."""
-        try:
-            settings = run_settings(self.config)
-        except SettingsError as error:
-            raise ScenarioError(self.path, None, None, "", str(error)) from None
-        scenario = load_scenario(self.path, checks_of(self.config))
-        self._check_unique_id(scenario)
-        roots = allowed_roots(self.config)
-        load_scenario_world(scenario, self.path, roots=roots)
-        cassette = resolve_cassette_path(
-            scenario,
-            self.path,
-            self._cassette_dir(),
-            must_exist=settings.record_mode == "none",
-            roots=roots,
-        )
-        return ScenarioOutline.of(scenario), cassette
-
-    def _check_unique_id(self, scenario: Scenario) -> None:
-        seen = self.config.stash.setdefault(SEEN_IDS_KEY, {})
-        first = seen.setdefault(scenario.scenario_id, self.path)
-        if first != self.path:
-            raise duplicate_id_error(scenario.scenario_id, first, self.path)
-
-    def _cassette_dir(self) -> Path:
-        return configured_cassette_dir(self.config) or self.path.parent / "cassettes"
-
-
-INVALID_SCENARIO = "invalid-scenario"
-"""The name of the item a broken scenario file fails as (``bad.yaml::invalid-scenario``)."""
-
-
-class InvalidScenario(pytest.Item):
-    """A scenario file that cannot be used: fails with the loader's ``file:line:col field:
-    message`` lines, so the rest of the session runs and the exit code is still non-zero."""
-
-    def __init__(self, *, error: ScenarioError, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.error = error
-
-    def runtest(self) -> None:
-        raise self.error
-
-    def repr_failure(
-        self, excinfo: ExceptionInfo[BaseException], style: Any = None
-    ) -> str | TerminalRepr:
-        error = excinfo.value
-        if not isinstance(error, ScenarioError):
-            return super().repr_failure(excinfo)
-        tb = style or self.config.getoption("tbstyle", "auto")
-        return problems_repr(error.path, error.problems, self.config.rootpath, style=tb)
-
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        line = self.error.line - 1 if self.error.line is not None else None
-        return self.path, line, f"invalid scenario file {self.path.name}"
 
 
 class ScenarioNode(LeanNode, pytest.Collector):
@@ -164,7 +70,7 @@ class ScenarioNode(LeanNode, pytest.Collector):
         self.outline = outline
         self.cassette = cassette
         self._scenario: Scenario | None = None
-        self._run: ScenarioRun | None = None
+        self._runs: list[ScenarioRun] | None = None
         self._summary: dict[str, Any] | None = None
         self._summary_unsent = False  # a new run's row, not yet given to a report
         self._properties: tuple[tuple[str, object], ...] = ()
@@ -201,24 +107,45 @@ class ScenarioNode(LeanNode, pytest.Collector):
             yield ScenarioItem.from_parent(self, name=key, key=key)
 
     def run(self) -> ScenarioRun:
-        if self._run is None:
+        """The run of sample 1 (the only one, unless the scenario has repeated samples)."""
+        return self.runs()[0]
+
+    def runs(self) -> list[ScenarioRun]:
+        """The run of every sample, in order (see ``--diageval-repeat``)."""
+        if self._runs is None:
             settings = run_settings(self.config)
             if self.record_mode is not None:
                 settings = dataclasses.replace(settings, record_mode=self.record_mode)
-            self._run = run_scenario(
+            repeat = self.config.getoption("diageval_repeat", None)
+            self._runs = run_samples(
                 self.scenario,
                 self.path,
                 cassette=self.cassette,
                 settings=settings,
-                rerecord_command=self.rerecord_command("rewrite"),
+                command=functools.partial(self.rerecord_command, samples=repeat),
+                repeat=repeat,
             )
-            self._summary = scenario_summary(self.scenario, self._run)
+            self._summary = scenario_summary(self.scenario, *self._runs)
             self._summary_unsent = True
-        return self._run
+        return self._runs
+
+    def run_error(self) -> BaseException | None:
+        """What stopped a run: of sample 1, else of the first sample that did not run (a
+        stale or missing sample cassette is the harness's problem, not a flaky model)."""
+        return next((run.error for run in self.runs() if run.result is None), None)
+
+    def run_error_text(self) -> str:
+        """:meth:`run_error` as a message, naming the sample when there are several."""
+        runs = self.runs()
+        for sample, run in enumerate(runs, 1):
+            if run.result is None:
+                label = f"sample {sample} of {len(runs)}: " if len(runs) > 1 else ""
+                return f"{label}{type(run.error).__name__}: {run.error}"
+        return ""
 
     def forget_run(self) -> None:
-        """Drop the cached run, so the next :meth:`run` runs the scenario again."""
-        self._run = None
+        """Drop the cached runs, so the next :meth:`run` runs the scenario again."""
+        self._runs = None
         self._summary = None
         self._properties = ()
 
@@ -270,11 +197,16 @@ class ScenarioNode(LeanNode, pytest.Collector):
             self.forget_run()
             self.outline = self.outline.without_scenario()
 
-    def rerecord_command(self, mode: RecordMode) -> str:
-        """The command that re-records this scenario, as recorded before (never the key)."""
+    def rerecord_command(self, mode: RecordMode, samples: int | None = None) -> str:
+        """The command that re-records this scenario, as recorded before (never the key),
+        with ``samples`` samples (default: as many as are recorded)."""
         target = f"{display_path(self.path)}::{self.scenario_id}"
         metadata = self.recording_metadata()
-        return rerecord_command([target], mode, metadata.options() if metadata else [])
+        options = metadata.options() if metadata else []
+        count = samples or (recorded_samples(self.cassette) if self.cassette else 1)
+        if count > 1:
+            options = [*options, "--diageval-repeat", str(count)]
+        return rerecord_command([target], mode, options)
 
 
 class ScenarioItem(LeanNode, pytest.Item):
@@ -284,6 +216,8 @@ class ScenarioItem(LeanNode, pytest.Item):
         super().__init__(**kwargs)
         self.key = key
         self.outcome: CheckOutcome | None = None
+        self.sample_stats: SampleStats | None = None
+        """How the expectation fared over the samples (None: one sample)."""
         self.shown_under: str | None = None
         """The item that shows what this item's scenario shares (None: this one does)."""
         self._report_keywords: Mapping[str, Any] | None = None
@@ -304,28 +238,46 @@ class ScenarioItem(LeanNode, pytest.Item):
         frame would keep the whole run alive (pytest keeps the last one in sys.last_traceback)
         after the scenario has released it."""
         node = self.scenario_node
-        run = node.run()
+        runs = node.runs()
         self._record_properties()
-        if run.result is None:
+        if node.run_error() is not None:
             self.shown_under = node.failures.claim(self.nodeid)
-            return ScenarioRunFailed(f"{type(run.error).__name__}: {run.error}")
-        expected = node.scenario.expect.value_of(self.key)
-        checks = checks_of(self.config)
-        self.outcome = run_check(self.key, expected, run.result, run.usage, checks, run.grade)
+            return ScenarioRunFailed(node.run_error_text())
+        outcomes = [self._outcome(run) for run in runs]
+        if len(outcomes) == 1:
+            self.outcome = outcomes[0]
+        else:
+            rule = self.config.getoption("diageval_require_samples", "all")
+            self.outcome, self.sample_stats = sampled_outcome(outcomes, rule)
         if not self.outcome.passed:
             self.shown_under = node.failures.claim(self.nodeid)
             if self.shown_under is None and self._tb_style() in FULL_STYLES:
-                self.add_report_section("call", "diageval audit trail", audit_trail(run.result))
+                self._add_audit_section(runs, outcomes)
             return ExpectationFailed(self.outcome)
         return None
+
+    def _add_audit_section(self, runs: list[ScenarioRun], outcomes: list[CheckOutcome]) -> None:
+        """The audit trail of the first sample that missed the check and ran to the end."""
+        for sample, (run, outcome) in enumerate(zip(runs, outcomes, strict=True), 1):
+            if run.result is not None and not outcome.passed:
+                title = "diageval audit trail" + (f" (sample {sample})" if len(runs) > 1 else "")
+                self.add_report_section("call", title, audit_trail(run.result))
+                return
+
+    def _outcome(self, run: ScenarioRun) -> CheckOutcome:
+        """The check on one sample's run."""
+        expected = self.scenario_node.scenario.expect.value_of(self.key)
+        assert run.result is not None  # a sample that did not run failed the item before
+        checks = checks_of(self.config)
+        return run_check(self.key, expected, run.result, run.usage, checks, run.grade)
 
     def check_message(self) -> str:
         """The check's one line (expected against actual), or why the scenario did not run."""
         if self.outcome is not None:
             return self.outcome.headline(self.key)
-        error = self.scenario_node.run().error
-        first = str(error).splitlines()[0] if error is not None and str(error) else ""
-        return f"{self.key}: the scenario did not run: {type(error).__name__}: {first}"
+        text = self.scenario_node.run_error_text()
+        first = text.splitlines()[0] if text else ""
+        return f"{self.key}: the scenario did not run: {first}"
 
     def _tb_style(self) -> str:
         return str(self.config.getoption("tbstyle", "auto"))
@@ -385,6 +337,7 @@ class ScenarioItem(LeanNode, pytest.Item):
         """The check's outcome is on the item's report now; the item (which pytest keeps to
         the end of the session) lets it go."""
         self.outcome = None
+        self.sample_stats = None
 
 
 _PROPERTIES = tuple((n, f"diageval_{n}") for n in ("verdict", "score", "severity", "rounds"))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,18 +31,23 @@ from pytest_diageval.agents.usage import TokenUsage, UsageMeter
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.world import World
 from pytest_diageval.harness.cassettes.rerecord import RecordingMetadata, write_metadata
+from pytest_diageval.harness.cassettes.samples import (
+    recorded_samples,
+    sample_path,
+    surplus_samples,
+)
 from pytest_diageval.harness.format.loader import (
     ScenarioError,
     load_scenario_world,
     resolve_world_spec,
 )
 from pytest_diageval.harness.format.scenario import Scenario
-from pytest_diageval.harness.settings import RunSettings
+from pytest_diageval.harness.settings import RecordMode, RunSettings
 
 if TYPE_CHECKING:
     from pytest_diageval.harness.cassettes.session import CassetteSession
 
-__all__ = ["REPLAY_API_KEY", "ScenarioRun", "run_scenario"]
+__all__ = ["REPLAY_API_KEY", "MissingSampleError", "ScenarioRun", "run_samples", "run_scenario"]
 
 REPLAY_API_KEY = "replay-without-key"
 """Sent (and never recorded) when replaying without OPENAI_API_KEY: replay needs no key."""
@@ -64,6 +70,63 @@ class ScenarioRun:
     """The grader's answer, for a scenario with a ``rubric`` expectation that ran to the end."""
 
 
+class MissingSampleError(Exception):
+    """``--diageval-repeat N`` asked a replay for a sample that was never recorded."""
+
+
+def run_samples(
+    scenario: Scenario,
+    path: Path,
+    *,
+    cassette: Path | None,
+    settings: RunSettings,
+    command: Callable[[RecordMode], str],
+    repeat: int | None = None,
+) -> list[ScenarioRun]:
+    """Every sample of a scenario, in order (stored as :mod:`.cassettes.samples` says).
+
+    ``repeat`` (``--diageval-repeat``) is how many; without it, as many as are recorded (a
+    recording records that many again). A scripted scenario has one sample: its script
+    answers the same way every time. A recording that replaced its samples (``rewrite``,
+    ``all``) removes the sample files above ``repeat``, so no older sample replays beside the
+    new ones; one that failed leaves every file as it was. ``command(mode)`` is the command
+    that records this scenario in ``mode`` with as many samples.
+    """
+    if cassette is None:
+        return [run_scenario(scenario, path, cassette=None, settings=settings, rerecord_command="")]
+    recorded = recorded_samples(cassette)
+    count = repeat or max(recorded, 1)
+    runs = []
+    for sample in range(1, count + 1):
+        if settings.record_mode == "none" and sample > max(recorded, 1):
+            runs.append(ScenarioRun(None, error=_missing_sample(cassette, sample, count, command)))
+            continue
+        label = scenario.scenario_id if count == 1 else f"{scenario.scenario_id} #{sample}"
+        run = run_scenario(
+            scenario,
+            path,
+            cassette=sample_path(cassette, sample),
+            settings=settings,
+            rerecord_command=command("rewrite"),
+            label=label,
+        )
+        runs.append(run)
+    if settings.record_mode in ("rewrite", "all") and all(run.error is None for run in runs):
+        for surplus in surplus_samples(cassette, count):
+            surplus.unlink()
+    return runs
+
+
+def _missing_sample(
+    cassette: Path, sample: int, count: int, command: Callable[[RecordMode], str]
+) -> MissingSampleError:
+    return MissingSampleError(
+        f"--diageval-repeat {count} replays sample {sample}, but {sample_path(cassette, sample)}"
+        f" is not recorded ({recorded_samples(cassette)} sample(s) are); record the missing"
+        f" samples (the recorded ones replay as they are) with:\n{command('once')}"
+    )
+
+
 def run_scenario(
     scenario: Scenario,
     path: Path,
@@ -71,7 +134,9 @@ def run_scenario(
     cassette: Path | None,
     settings: RunSettings,
     rerecord_command: str,
+    label: str | None = None,
 ) -> ScenarioRun:
+    """One run of the scenario (one sample); ``label`` names it in a recording's progress."""
     usage = TokenUsage()
     try:
         world = load_scenario_world(scenario, path)
@@ -80,7 +145,7 @@ def run_scenario(
             return ScenarioRun(result, usage=usage, grade=grade)
         recorded_world = _recorded_world(scenario, path, cassette)
         result, grade = _run_cassette(
-            scenario, world, cassette, settings, rerecord_command, usage, recorded_world
+            scenario, world, cassette, settings, rerecord_command, usage, recorded_world, label
         )
         return ScenarioRun(result, usage=usage, grade=grade)
     except Exception as exc:  # every stop is reported by the items, with its own message
@@ -148,6 +213,7 @@ def _run_cassette(
     rerecord_command: str,
     usage: TokenUsage,
     world_spec: str | None = None,
+    label: str | None = None,
 ) -> tuple[ChatResult, GraderRun | None]:
     # vcrpy (and what it patches) only for suites that replay cassettes.
     from pytest_diageval.harness.cassettes.session import CassetteSession, cassette_transport
@@ -167,7 +233,7 @@ def _run_cassette(
             config = _record_config(*endpoint, settings)
         listener = None
         if endpoint is not None and settings.progress is not None:
-            listener = functools.partial(settings.progress, scenario.scenario_id)
+            listener = functools.partial(settings.progress, label or scenario.scenario_id)
         usage.source = f"reported by the endpoint ({config.model})"
         meter = UsageMeter(cassette_transport(), usage, on_answer=listener)
         with LLM(config, transport=meter) as llm:

@@ -39,6 +39,7 @@ __all__ = [
     "explicit_paths",
     "is_scenario_file",
     "positive_seconds",
+    "repeat_option",
     "report_option",
     "run_settings",
     "summary_option",
@@ -147,6 +148,19 @@ def timeout_option(text: str) -> float:
         return positive_seconds(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(f"{error} (give, say, 60 or 900)") from None
+
+
+def repeat_option(text: str) -> int:
+    """argparse type of ``--diageval-repeat``: how many samples, 1 to 100."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of samples from 1 to 100 (give, say, 3)"
+        )
+    return value
 
 
 def report_option(text: str) -> str:

@@ -61,7 +61,7 @@ class StaleRerecording:
         assert node.cassette is not None
         if not holds_recording(node.cassette):
             return True
-        return is_stale_error(node.run().error)
+        return is_stale_error(node.run_error())
 
     def _announce(self, stale: list[ScenarioNode], total: int) -> None:
         reporter: Any = self.config.pluginmanager.get_plugin("terminalreporter")

@@ -22,6 +22,7 @@ from vcr.serializers import compat, yamlserializer
 
 from pytest_diageval.core.evidence.yaml_limits import YamlLimitError, safe_load_limited
 from pytest_diageval.harness.cassettes.check import cassette_problem
+from pytest_diageval.harness.cassettes.samples import holds_recording
 
 __all__ = ["ReadableYaml", "Utf8Persister", "holds_recording", "utf8_text"]
 
@@ -52,12 +53,6 @@ class ReadableYaml:
     @staticmethod
     def serialize(cassette_dict: Any) -> str:
         return str(yaml.dump(cassette_dict, Dumper=_LiteralDumper, allow_unicode=True, width=100))
-
-
-def holds_recording(path: Path) -> bool:
-    """Whether a cassette file exists with content: an empty file is recorded over, as vcrpy
-    treats a missing one."""
-    return path.is_file() and bool(path.read_bytes().strip())
 
 
 def utf8_text(raw: bytes) -> str:

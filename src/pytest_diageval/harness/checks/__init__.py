@@ -5,4 +5,4 @@ May import the core, the agents and ``harness.format``. Other subpackages import
 modules in ``__all__``.
 """
 
-__all__ = ["evaluators", "evidence_lines", "failures", "outcome"]
+__all__ = ["evaluators", "evidence_lines", "failures", "outcome", "samples"]

@@ -22,8 +22,9 @@ from typing import Any
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
 
+from pytest_diageval.harness.collect import ScenarioFile
 from pytest_diageval.harness.format.loader import load_scenario_world
-from pytest_diageval.harness.items import ScenarioFile, ScenarioNode
+from pytest_diageval.harness.items import ScenarioNode
 from pytest_diageval.harness.mutation.mutants import Mutant, derive_mutants
 from pytest_diageval.harness.mutation.replay import (
     MutantOutcome,

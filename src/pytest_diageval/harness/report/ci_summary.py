@@ -41,7 +41,7 @@ MAX_LISTED = 50
 """Failing scenarios (and changed ones) listed; the rest are counted (GitHub keeps at most
 1 MiB of a step's summary)."""
 _INVALID_ITEM = "::invalid-scenario"
-"""How the item of an unusable scenario file ends (``harness.items.INVALID_SCENARIO``)."""
+"""How the item of an unusable scenario file ends (``harness.collect.INVALID_SCENARIO``)."""
 
 
 def register_ci_summary(config: pytest.Config) -> None:
@@ -93,8 +93,10 @@ def summary_markdown(
     confusion: tuple[list[str], list[str], Counter[tuple[str, str]]] | None,
     comparison: Comparison | None = None,
     html: Path | None = None,
+    flaky: Sequence[str] = (),
 ) -> str:
-    """The Markdown text; ``confusion`` is None when no ``verdict`` item ran."""
+    """The Markdown text; ``confusion`` is None when no ``verdict`` item ran; ``flaky`` lists
+    the expectations that held on some samples only (``scenario::key held on 2 of 3``)."""
     lines = [f"## diageval: {_title(totals, failing)}", ""]
     lines += [
         "| scenarios | checks passed | checks failed | checks skipped | invalid scenario files |",
@@ -108,6 +110,11 @@ def summary_markdown(
         lines += ["### Failing scenarios", ""]
         lines += [_failing_line(entry) for entry in failing[:MAX_LISTED]]
         lines += _more(len(failing), "failing scenario")
+        lines.append("")
+    if flaky:
+        lines += ["### Flaky expectations (held on some samples only)", ""]
+        lines += [f"- {_code(entry)}" for entry in flaky[:MAX_LISTED]]
+        lines += _more(len(flaky), "flaky expectation")
         lines.append("")
     if comparison is not None:
         lines += _comparison_lines(comparison)
@@ -217,6 +224,7 @@ class CiSummary:
         self.invalid: dict[str, FailingScenario] = {}
         self.files: set[str] = set()
         self.setup_skips: Counter[str] = Counter()
+        self.flaky: list[str] = []
         self.written: list[str] = []
 
     # Before the diageval reporter's trylast hook, which lets the report's payload go.
@@ -226,6 +234,10 @@ class CiSummary:
         if payload is not None:
             self.checks[report.outcome] += 1
             self.files.add(file)
+            samples = payload.get("samples")
+            if samples is not None and samples["flaky"]:
+                held = f"held on {samples['held']} of {samples['samples']}"
+                self.flaky.append(f"{payload['scenario']}::{payload['key']} {held}")
             if report.failed:
                 entry = self.failing.setdefault(
                     payload["scenario"], FailingScenario(payload["scenario"], file)
@@ -250,6 +262,7 @@ class CiSummary:
             confusion,
             getattr(review, "comparison", None),
             getattr(review, "html_written", None),
+            sorted(self.flaky),
         )
 
     @pytest.hookimpl(trylast=True)  # after the HTML page and the baseline comparison

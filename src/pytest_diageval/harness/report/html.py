@@ -152,6 +152,7 @@ def scenario_view(index: int, entry: Data, comparison: Comparison | None) -> dic
         "changes": {},
         "is_new": False,
         "answer_diff": [],
+        **_samples_view(summary, checks_run),
     }
     if comparison is not None:
         view["changes"] = {c.field: c for c in comparison.changes.get(scenario_id, [])}
@@ -162,6 +163,35 @@ def scenario_view(index: int, entry: Data, comparison: Comparison | None) -> dic
     view["changed"] = bool(view["changes"]) or view["is_new"]
     view["search_text"] = _search_text(view)
     return view
+
+
+def _samples_view(summary: Data, checks_run: Sequence[Data]) -> dict[str, Any]:
+    """A repeated scenario's samples: each one's verdict, the agreement, and per expectation
+    how many samples held it, pass@k and pass^k; the flaky expectations among them."""
+    samples = list(summary.get("samples") or [])
+    sampled = [check for check in checks_run if check.get("samples")]
+    verdicts = "/".join(str(sample.get("verdict")) for sample in samples)
+    rates: dict[str, Any] = {"columns": [], "rows": []}
+    if sampled:
+        rates["columns"] = [key for key in sampled[0]["samples"] if key != "flaky"]
+        rates["rows"] = [
+            {
+                "name": check.get("name"),
+                "flaky": check["samples"].get("flaky"),
+                "cells": [_rate(check["samples"].get(key)) for key in rates["columns"]],
+            }
+            for check in sampled
+        ]
+    return {
+        "samples": samples,
+        "samples_text": f"{verdicts} · agree {summary.get('agreement')}" if samples else None,
+        "flaky": [check for check in sampled if check["samples"].get("flaky")],
+        "sample_rates": rates,
+    }
+
+
+def _rate(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _rounds(anchor: str, result: Data, invocations: Sequence[Data]) -> list[dict[str, Any]]:

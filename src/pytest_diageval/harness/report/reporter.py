@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_diageval.agents.results import ChatResult
+from pytest_diageval.agents.usage import TokenUsage
 from pytest_diageval.harness.cassettes.rerecord import rerecord_command
 from pytest_diageval.harness.checks.evidence_lines import (
     decision_lines,
@@ -46,22 +47,41 @@ RECORD_OPTIONS = ("diageval_report", "diageval_html", "diageval_baseline")
 NO_VERDICT = "—"
 
 
-def scenario_summary(scenario: Scenario, run: ScenarioRun) -> dict[str, Any]:
-    """The row of one scenario: what was expected, what happened."""
+def scenario_summary(scenario: Scenario, run: ScenarioRun, *more: ScenarioRun) -> dict[str, Any]:
+    """The row of one scenario: what was expected, what happened (in sample 1, the only one
+    unless ``more`` samples ran; then ``samples`` lists each and ``agreement`` says how many
+    share the most common verdict, and the usage is that of all of them)."""
     expected = scenario.expect.verdict
     expected_text = "|".join(expected) if isinstance(expected, list) else (expected or NO_VERDICT)
+    row = {
+        "id": scenario.scenario_id,
+        "expected_verdict": expected_text,
+        **_sample_row(run),
+        "usage": TokenUsage.combined([sample.usage for sample in (run, *more)]).as_dict(),
+    }
+    if more:
+        samples = [_sample_row(sample) for sample in (run, *more)]
+        row["samples"] = samples
+        row["agreement"] = _agreement([sample["verdict"] for sample in samples])
+    return row
+
+
+def _sample_row(run: ScenarioRun) -> dict[str, Any]:
+    """What one run ended with: verdict, score, gatekeeper severity, rounds, error."""
     result = run.result
     last = None if result is None else result.last_round
     return {
-        "id": scenario.scenario_id,
-        "expected_verdict": expected_text,
         "verdict": _text(None if result is None else result.final_verdict),
         "score": NO_VERDICT if result is None or result.final_score is None else result.final_score,
         "severity": NO_VERDICT if last is None else last.gatekeeper.severity,
         "rounds": 0 if result is None else len(result.rounds),
         "error": None if run.error is None else f"{type(run.error).__name__}: {run.error}",
-        "usage": run.usage.as_dict(),
     }
+
+
+def _agreement(verdicts: list[str]) -> str:
+    """``2/3``: how many samples share the most common verdict, of how many."""
+    return f"{Counter(verdicts).most_common(1)[0][1]}/{len(verdicts)}"
 
 
 def _text(value: str | None) -> str:
@@ -130,6 +150,8 @@ class ScenarioSummaries:
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)
     passed: Counter[str] = field(default_factory=Counter)
     failed: Counter[str] = field(default_factory=Counter)
+    flaky: Counter[str] = field(default_factory=Counter)
+    """Per scenario, the expectations that held on some samples and not on others."""
     # Full audit trails go to disk as they arrive: memory stays flat with the suite.
     audits: AuditSpool = field(default_factory=AuditSpool)
     verdict_checked: set[str] = field(default_factory=set)
@@ -152,15 +174,19 @@ class ScenarioSummaries:
         if summary is not None:
             self.rows[scenario] = summary if self.keep_results else _table_row(summary)
         (self.passed if passed else self.failed)[scenario] += 1
+        samples = payload.get("samples")
+        if samples is not None and samples["flaky"]:
+            self.flaky[scenario] += 1
         if "key" in payload and self.keep_results:
-            self.results.setdefault(scenario, []).append(
-                {
-                    "name": payload["key"],
-                    "outcome": outcome or ("passed" if passed else "failed"),
-                    "message": payload.get("message", ""),
-                    **(payload.get("expectation") or {}),
-                }
-            )
+            record = {
+                "name": payload["key"],
+                "outcome": outcome or ("passed" if passed else "failed"),
+                "message": payload.get("message", ""),
+                **(payload.get("expectation") or {}),
+            }
+            if samples is not None:
+                record["samples"] = samples
+            self.results.setdefault(scenario, []).append(record)
         stale = payload.get("stale")
         if stale is not None:
             self.stale.setdefault(stale["file"], stale["options"])
@@ -170,33 +196,45 @@ class ScenarioSummaries:
             self.audits.add(scenario, payload["audit"])
 
     def table_lines(self) -> Iterator[str]:
-        """One line per scenario, made as it is written (a suite has thousands)."""
+        """One line per scenario, made as it is written (a suite has thousands). With
+        repeated samples, ``actual`` lists each sample's verdict and ``agree`` how many share
+        the most common one; ``checks`` counts the flaky expectations."""
+        sampled = any("samples" in row for row in self.rows.values())
         header = ["scenario", "expected", "actual", "score", "gatekeeper", "rounds", "tokens"]
-        header.append("checks")
-        return streamed_table(header, self._table_rows)
+        header += ["agree", "checks"] if sampled else ["checks"]
+        return streamed_table(header, lambda: self._table_rows(sampled))
 
-    def _table_rows(self) -> Iterator[list[str]]:
+    def _table_rows(self, sampled: bool) -> Iterator[list[str]]:
         for key in sorted(self.rows):
             row = self.rows[key]
-            yield [
+            samples = row.get("samples")
+            verdicts = "/".join(s["verdict"] for s in samples) if samples else row["verdict"]
+            cells = [
                 row["id"],
                 row["expected_verdict"],
-                row["verdict"],
+                verdicts,
                 str(row["score"]),
                 row["severity"],
                 str(row["rounds"]),
                 _tokens_cell(row.get("usage")),
-                f"{self.passed[key]}/{self.passed[key] + self.failed[key]}",
             ]
+            if sampled:
+                cells.append(row.get("agreement", "1/1"))
+            checks = f"{self.passed[key]}/{self.passed[key] + self.failed[key]}"
+            flaky = self.flaky[key]
+            cells.append(f"{checks}, {flaky} flaky" if flaky else checks)
+            yield cells
 
     def confusion_counts(self) -> tuple[list[str], list[str], Counter[tuple[str, str]]]:
         """Expected labels (rows), actual labels (columns) and the count of each pair; the
         terminal and the HTML page both show these."""
-        # A scenario deselected from its verdict (-k forbidden) was not judged on it.
+        # A scenario deselected from its verdict (-k forbidden) was not judged on it; each
+        # of a scenario's samples counts once.
         counts: Counter[tuple[str, str]] = Counter(
-            (row["expected_verdict"], row["verdict"])
+            (row["expected_verdict"], verdict)
             for key, row in self.rows.items()
             if key in self.verdict_checked
+            for verdict in _sample_verdicts(row)
         )
         expected_labels = sorted({e for e, _ in counts}, key=_verdict_order)
         actual_labels = list(VERDICTS) + sorted({a for _, a in counts} - set(VERDICTS))
@@ -233,7 +271,16 @@ def _table_row(summary: dict[str, Any]) -> dict[str, Any]:
     """What the terminal table and the confusion matrix read of a scenario's row."""
     row = {key: summary[key] for key in _TABLE_COLUMNS}
     row["usage"] = {"total": summary["usage"]["total"]}
+    if "samples" in summary:
+        row["samples"] = [{"verdict": sample["verdict"]} for sample in summary["samples"]]
+        row["agreement"] = summary["agreement"]
     return row
+
+
+def _sample_verdicts(row: dict[str, Any]) -> list[str]:
+    """The verdict of each sample of a scenario's row (one, unless it was repeated)."""
+    samples = row.get("samples")
+    return [sample["verdict"] for sample in samples] if samples else [row["verdict"]]
 
 
 def _tokens_cell(usage: dict[str, Any] | None) -> str:
