@@ -200,11 +200,12 @@ def _entry_text(kind: OptionKind, value: Any) -> str:
 
 def parse_entries(kind: OptionKind, entries: Sequence[str], source: str) -> dict[Target, Any]:
     """``[STAGE=]VALUE`` entries of one option; a later entry for the same stage wins (an
-    extra body's keys are merged). ``source`` names the option or ini key in the errors."""
+    extra body's keys are merged). ``source`` names the option or ini key in the errors (""
+    where argparse names the option itself)."""
     parsed: dict[Target, Any] = {}
     for entry in entries:
-        target, text = _split_entry(entry, source)
-        where = f"{source} {entry!r}"
+        where = f"{source} {entry!r}".strip()
+        target, text = _split_entry(entry, where)
         value = _value(kind, _from_text(kind, text, where), where)
         if kind == "extra_body":
             value = {**parsed.get(target, {}), **value}
@@ -212,7 +213,7 @@ def parse_entries(kind: OptionKind, entries: Sequence[str], source: str) -> dict
     return parsed
 
 
-def _split_entry(entry: str, source: str) -> tuple[Target, str]:
+def _split_entry(entry: str, where: str) -> tuple[Target, str]:
     """``executor=0.7`` -> (executor, "0.7"); ``0.7`` and a JSON object -> (None, entry)."""
     text = entry.strip()
     if text.startswith("{") or "=" not in text:
@@ -221,7 +222,7 @@ def _split_entry(entry: str, source: str) -> tuple[Target, str]:
     stage = name.strip()
     if stage not in STAGES:
         raise RequestOptionsError(
-            f"{source} {entry!r}: unknown stage {stage!r}; allowed: {', '.join(STAGES)}"
+            f"{where}: unknown stage {stage!r}; allowed: {', '.join(STAGES)}"
             " (or no STAGE= for every stage)"
         )
     return stage, value.strip()

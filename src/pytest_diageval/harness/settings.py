@@ -190,7 +190,7 @@ def request_option(kind: OptionKind) -> Callable[[str], str]:
 
     def check(text: str) -> str:
         try:
-            parse_entries(kind, [text], OPTION_FLAGS[kind])
+            parse_entries(kind, [text], "")  # argparse's message names the option
         except RequestOptionsError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
         return text
