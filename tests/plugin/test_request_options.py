@@ -6,6 +6,7 @@ bad entries stop the run at startup (real pytest runs)."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from support.fake_openai_server import FakeOpenAIServer
 if TYPE_CHECKING:
     from conftest import ScenarioDir
 
+REPO = Path(__file__).resolve().parents[2]
 SCENARIO = "scenarios/sampled.yaml"
 OPTIONS = (
     *("--diageval-temperature", "executor=0.7"),
@@ -186,6 +188,35 @@ def test_ini_entries_apply_and_the_command_line_replaces_them(
         ("verifier", 0.0, None),
     ]
     assert json.loads(server.received[1].body)["note"] == "a b"
+
+
+def test_the_readme_toml_example_records_what_it_says(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    readme = (REPO / "README.md").read_text("utf-8")
+    (toml,) = [
+        block
+        for block in re.findall(r"```toml\n(.*?)```", readme, re.DOTALL)
+        if "diageval_extra_body" in block
+    ]
+    pytester.makepyprojecttoml(toml)
+
+    result, server = _record(pytester, scenarios)
+
+    result.assert_outcomes(passed=11)
+    sent = [(stage, _parameters(body)) for stage, body in _sent(server)]
+    assert sent == [
+        ("planner", {"model": "m", "max_tokens": 512, "temperature": 0.0, "seed": 7}),
+        ("executor", {"model": "m", "max_tokens": 2048, "temperature": 0.7, "seed": 7}),
+        ("executor", {"model": "m", "max_tokens": 2048, "temperature": 0.7, "seed": 7}),
+        (
+            "verifier",
+            {
+                **{"model": "m", "max_tokens": 1536, "temperature": 0.0},
+                **{"seed": 7, "reasoning_effort": "high"},
+            },
+        ),
+    ]
 
 
 @pytest.mark.parametrize(
