@@ -5,6 +5,8 @@ line that gives the same requests again."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -292,3 +294,16 @@ def _grouped(flags: list[str]) -> dict[str, list[str]]:
     for flag, value in zip(flags[::2], flags[1::2], strict=True):
         grouped.setdefault(flag.removeprefix("--diageval-").replace("-", "_"), []).append(value)
     return grouped
+
+
+def test_the_settings_parse_the_options_without_loading_the_model_libraries() -> None:
+    """The plugin reads the options at startup of every pytest run: only the standard library."""
+    code = (
+        "import sys; import pytest_diageval.harness.settings;"
+        " print(sorted(m for m in ('openai', 'instructor', 'pydantic', 'httpx2', 'vcr')"
+        " if m in sys.modules))"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert shown.strip() == "[]"
