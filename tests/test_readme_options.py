@@ -3,10 +3,14 @@ at nothing outside the repository (the design is described in docs/design.md).""
 
 from __future__ import annotations
 
+import itertools
+import re
+import shlex
 from pathlib import Path
 from typing import Any
 
 from pytest_diageval import plugin
+from pytest_diageval.agents.request_options import STAGES, StageOptions, configured_options
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
 
@@ -53,3 +57,23 @@ def test_the_readme_points_at_nothing_outside_the_repository() -> None:
     ):
         assert title in design
     assert "shared/seeds" not in design
+
+
+def test_the_reasoning_model_example_leaves_temperature_and_max_tokens_out() -> None:
+    (command,) = [
+        block.replace("\\\n", " ")
+        for block in re.findall(r"```sh\n(.*?)```", README, re.DOTALL)
+        if "your-reasoning-model" in block
+    ]
+    words = shlex.split(command)
+    given: dict[str, list[str]] = {}
+    for flag, value in itertools.pairwise(words):
+        for kind in ("temperature", "max_tokens", "extra_body"):
+            if flag == "--diageval-" + kind.replace("_", "-"):
+                given.setdefault(kind, []).append(value)
+    options = configured_options(given, {})  # type: ignore[arg-type]
+    assert options.stage("executor") == StageOptions(
+        None, None, {"max_completion_tokens": 8192, "reasoning_effort": "low"}
+    )
+    for stage in STAGES:
+        assert options.stage(stage).params() == {}

@@ -52,6 +52,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         RECORD_MODES,
         repeat_option,
         report_option,
+        request_option,
         summary_option,
         timeout_option,
     )
@@ -82,6 +83,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SECONDS",
         help="seconds per model request when recording (default: $DIAGEVAL_TIMEOUT or 60)",
     )
+    _add_request_options(parser, group, request_option)
     group.addoption(
         "--diageval-report",
         metavar="PATH.json",
@@ -153,10 +155,52 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+_REQUEST_OPTIONS = (
+    ("temperature", "VALUE", "float >= 0 or omit; default 0"),
+    (
+        "max_tokens",
+        "N",
+        "int >= 1 or omit; default per stage: planner 512, executor 2048,"
+        " verifier 1536, grader 512",
+    ),
+    (
+        "extra_body",
+        "JSON-OBJECT",
+        'merged into the request body, e.g. \'executor={"reasoning_effort":"low"}\'',
+    ),
+)
+
+
+def _add_request_options(parser: pytest.Parser, group: Any, entry_type: Any) -> None:
+    """``--diageval-temperature`` / ``-max-tokens`` / ``-extra-body`` and their ini: the
+    requests' options per stage (agents/request_options.py), for recordings."""
+    for kind, metavar, what in _REQUEST_OPTIONS:
+        flag = "--diageval-" + kind.replace("_", "-")
+        group.addoption(
+            flag,
+            action="append",
+            type=entry_type(kind),
+            default=None,
+            metavar=f"[STAGE=]{metavar}",
+            help=f"request {kind} when recording, for every stage or STAGE= one of planner,"
+            f" executor, verifier, grader (repeatable; a staged entry wins): {what};"
+            " replays send the cassette's",
+        )
+        parser.addini(
+            f"diageval_{kind}",
+            f"like {flag}: whitespace-separated [STAGE=]{metavar} entries (the command line's"
+            " replace them)",
+            type="linelist",
+            default=[],
+        )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     from pytest_diageval.harness.report.reporter import DiagevalReporter
+    from pytest_diageval.harness.settings import request_options
     from pytest_diageval.harness.xdist.scheduling import prefer_loadgroup
 
+    request_options(config)  # a bad entry stops the run here, before collection
     record = config.getoption("diageval_record")
     if record == "stale":
         _start_stale_rerecording(config)

@@ -121,6 +121,24 @@ def test_the_body_keeps_creates_key_order_whatever_order_the_params_come_in() ->
     assert ours.headers["authorization"] == "Bearer k"
 
 
+def test_an_extra_body_is_merged_as_creates_extra_body_is() -> None:
+    """Request options per stage: keys of the client's own sit in create's order, the extra
+    body's new keys after them; temperature and max_tokens may be left out."""
+    request = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "问"}],
+        "max_tokens": 9,
+        "extra_body": {"seed": 7, "reasoning_effort": "low", "chat_template_kwargs": {"a": 1}},
+        "extra_headers": {"X-Diageval-Stage": "verifier"},
+    }
+    ours = _sent(post_completion, request)
+    assert ours.content == _sent(_through_create, request).content
+    assert ours.content.endswith(
+        b'"max_tokens":9,"seed":7,"reasoning_effort":"low","chat_template_kwargs":{"a":1}}'
+    )
+    assert b"temperature" not in ours.content
+
+
 @pytest.mark.parametrize("key", ["stream", "response_fromat"])
 def test_a_param_create_would_treat_differently_is_refused(key: str) -> None:
     request = {"model": "m", "messages": [], key: True}

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import TracebackType
-from typing import Any, Literal, Self, TypeVar, cast, get_args
+from typing import Any, Self, TypeVar, cast
 
 import httpx2
 import openai
@@ -56,6 +56,12 @@ from openai.types.chat import (
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_diageval.agents.request_options import (
+    STAGE_MAX_TOKENS,
+    STAGES,
+    RequestOptions,
+    Stage,
+)
 from pytest_diageval.agents.structured_output import (
     REASKED_ERRORS,
     converted_messages,
@@ -82,20 +88,6 @@ __all__ = [
     "tool_result_message",
 ]
 
-Stage = Literal["planner", "executor", "verifier", "grader"]
-STAGES: tuple[Stage, ...] = get_args(Stage)
-
-STAGE_MAX_TOKENS: dict[Stage, int] = {
-    "planner": 512,
-    "executor": 2048,
-    "verifier": 1536,
-    "grader": 512,
-}
-"""``max_tokens`` of every request, per stage: a model that runs away (a 270M model repeating
-``"<step64>"``) is cut by the server instead of generating until its context is full. The
-executor's bound covers its largest answer, the contract. The grader (a ``rubric`` check, asked
-after the pipeline finished) answers a score and a few short reasons."""
-
 STAGE_HEADER = "X-Diageval-Stage"
 ROUND_HEADER = "X-Diageval-Round"
 
@@ -112,6 +104,9 @@ class LLMConfig(BaseModel):
     # Required on purpose: an empty key would make the SDK read OPENAI_API_KEY behind our back.
     api_key: str = Field(min_length=1, repr=False)
     temperature: float = Field(default=0.0, ge=0.0)
+    """The temperature of every stage the request options leave at the default."""
+    request_options: RequestOptions = Field(default_factory=RequestOptions)
+    """Per stage: temperature, max_tokens, extra body (``--diageval-temperature`` …)."""
     timeout: float = Field(default=60.0, gt=0.0)
     max_retries: int = Field(default=2, ge=0, description="SDK retries on 5xx/timeouts")
     structured_max_retries: int = Field(
@@ -243,8 +238,7 @@ class LLM:
         request: dict[str, Any] = {
             "model": self.config.model,
             "messages": [dict(message) for message in messages],
-            "temperature": self.config.temperature,
-            "max_tokens": STAGE_MAX_TOKENS[stage],
+            **self._stage_params(stage),
             "extra_headers": headers,
         }
         if tools is not None:
@@ -271,8 +265,7 @@ class LLM:
         handlers = tools_handlers()
         request: dict[str, Any] = {
             "model": self.config.model,
-            "temperature": self.config.temperature,
-            "max_tokens": STAGE_MAX_TOKENS[stage],
+            **self._stage_params(stage),
             "extra_headers": headers,
             **additions,
             # A list of our own: instructor's re-ask appends to it.
@@ -303,6 +296,14 @@ class LLM:
             else:
                 return cast(ModelT, parsed)
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _stage_params(self, stage: Stage) -> dict[str, Any]:
+        """The stage's ``temperature`` and ``max_tokens`` (unless left out) and its extra body."""
+        options = self.config.request_options.stage(stage, self.config.temperature)
+        params = options.params()
+        if options.extra_body:
+            params["extra_body"] = dict(options.extra_body)
+        return params
 
     def _create(self, request: Mapping[str, Any], *, stage: Stage, round: int) -> ChatCompletion:
         """One completion for a structured answer; nothing usable is :class:`LLMUnavailable`.
@@ -362,9 +363,10 @@ def _raw_text(completion: ChatCompletion) -> str | None:
 
 
 # The keys of a chat completion body, in the order ``chat.completions.create`` writes them;
-# with ``extra_headers``, what a request may hold (never ``stream``: the answer is parsed whole).
+# with ``extra_headers`` and ``extra_body``, what a request may hold (never ``stream``: the
+# answer is parsed whole).
 _BODY_KEYS = tuple(CompletionCreateParamsNonStreaming.__annotations__)
-_REQUEST_KEYS = frozenset(_BODY_KEYS) - {"stream"} | {"extra_headers"}
+_REQUEST_KEYS = frozenset(_BODY_KEYS) - {"stream"} | {"extra_headers", "extra_body"}
 
 
 def post_completion(client: openai.OpenAI, request: Mapping[str, Any]) -> ChatCompletion:
@@ -383,6 +385,8 @@ def post_completion(client: openai.OpenAI, request: Mapping[str, Any]) -> ChatCo
     if unknown:
         raise TypeError(f"not a non-streaming chat completion param: {sorted(unknown)}")
     body = {key: request[key] for key in _BODY_KEYS if key in request}
+    if request.get("extra_body"):  # merged last, as ``create`` merges it (a new key at the end)
+        body = {**body, **request["extra_body"]}
     options: Any = {"security": {"bearer_auth": True}}  # what ``create`` asks for
     if request.get("extra_headers") is not None:
         options["headers"] = request["extra_headers"]

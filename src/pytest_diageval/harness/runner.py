@@ -30,7 +30,11 @@ from pytest_diageval.agents.scripted.token_estimate import ESTIMATE_NAME
 from pytest_diageval.agents.usage import TokenUsage, UsageMeter
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.world import World
-from pytest_diageval.harness.cassettes.rerecord import RecordingMetadata, write_metadata
+from pytest_diageval.harness.cassettes.rerecord import (
+    RecordingMetadata,
+    read_metadata,
+    write_metadata,
+)
 from pytest_diageval.harness.cassettes.samples import (
     recorded_samples,
     sample_path,
@@ -251,7 +255,10 @@ def _run_cassette(
             raise refused
     if endpoint is not None and not session.abandoned and session.path.is_file():
         # What the printed re-record command needs; vcrpy rewrote the file without it.
-        write_metadata(session.path, RecordingMetadata(*endpoint, settings.timeout, world_spec))
+        recorded = RecordingMetadata(
+            *endpoint, settings.timeout, world_spec, settings.request_options
+        )
+        write_metadata(session.path, recorded)
     return result, grade
 
 
@@ -272,13 +279,16 @@ def _recorded_world(scenario: Scenario, path: Path, cassette: Path) -> str | Non
 def _replay_config(session: CassetteSession, settings: RunSettings) -> LLMConfig:
     # The recorded model and endpoint, whatever the options or environment say: a
     # DIAGEVAL_MODEL or OPENAI_BASE_URL exported for `diageval ask` must not turn every
-    # replay stale (the path is matched; the host is not).
+    # replay stale (the path is matched; the host is not). The recorded request options
+    # likewise: a cassette recorded at temperature 0.7 replays without flags.
+    metadata = read_metadata(session.path) or RecordingMetadata()
     return LLMConfig(
         base_url=session.recorded_base_url or REPLAY_BASE_URL,
         model=session.recorded_model or UNKNOWN_MODEL,
         api_key=settings.api_key or REPLAY_API_KEY,
         timeout=settings.timeout,
         max_retries=0,  # a replay must never sleep through SDK retries
+        request_options=metadata.replay_options(session.path),
     )
 
 
@@ -289,4 +299,5 @@ def _record_config(base_url: str, model: str, settings: RunSettings) -> LLMConfi
         api_key=settings.api_key or REPLAY_API_KEY,
         timeout=settings.timeout,
         max_retries=2,  # a recording may retry a flaky server; only final answers are kept
+        request_options=settings.request_options,
     )

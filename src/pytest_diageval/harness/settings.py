@@ -19,6 +19,15 @@ from typing import Literal, get_args
 
 import pytest
 
+from pytest_diageval.agents.request_options import (
+    OPTION_FLAGS,
+    OptionKind,
+    RequestOptions,
+    RequestOptionsError,
+    configured_options,
+    parse_entries,
+)
+
 __all__ = [
     "DEFAULT_SCENARIO_DIRS",
     "DEFAULT_TIMEOUT",
@@ -41,6 +50,8 @@ __all__ = [
     "positive_seconds",
     "repeat_option",
     "report_option",
+    "request_option",
+    "request_options",
     "run_settings",
     "summary_option",
     "timeout_option",
@@ -68,6 +79,8 @@ class RunSettings:
     model: str | None = None
     api_key: str | None = None
     timeout: float = DEFAULT_TIMEOUT
+    request_options: RequestOptions = field(default_factory=RequestOptions)
+    """Per stage: temperature, max_tokens, extra body, for requests that are recorded."""
     progress: Callable[[str, str, str, Mapping[str, object], float], None] | None = field(
         default=None, compare=False, repr=False
     )
@@ -80,6 +93,7 @@ class RunSettings:
         base_url: str | None,
         model: str | None,
         timeout: float | None = None,
+        request_options: RequestOptions | None = None,
     ) -> RunSettings:
         return cls(
             record_mode=record_mode,
@@ -87,6 +101,7 @@ class RunSettings:
             model=model or os.environ.get("DIAGEVAL_MODEL"),
             api_key=os.environ.get("OPENAI_API_KEY") or None,
             timeout=timeout or _timeout_from_env(),
+            request_options=request_options or RequestOptions(),
         )
 
     def require_endpoint(self, cassette: Path) -> tuple[str, str]:
@@ -183,6 +198,44 @@ def summary_option(text: str) -> str:
     return text
 
 
+def request_option(kind: OptionKind) -> Callable[[str], str]:
+    """argparse type of ``--diageval-temperature`` / ``-max-tokens`` / ``-extra-body``: one
+    ``[STAGE=]VALUE`` entry, checked (a bad one is a usage error naming it), kept as text."""
+
+    def check(text: str) -> str:
+        try:
+            parse_entries(kind, [text], "")  # argparse's message names the option
+        except RequestOptionsError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        return text
+
+    return check
+
+
+def request_options(config: pytest.Config) -> RequestOptions:
+    """The run's request options from the command line and the ini (the command line's
+    entries replace the ini's, per option); a bad entry is a :class:`pytest.UsageError`.
+
+    Read in ``pytest_configure``, so a bad entry stops the run before anything is collected.
+    """
+    found = config.stash.get(REQUEST_OPTIONS_KEY, None)
+    if found is None:
+        given = {kind: config.getoption(f"diageval_{kind}") for kind in OPTION_FLAGS}
+        ini = {
+            kind: [str(line) for line in config.getini(f"diageval_{kind}")] for kind in OPTION_FLAGS
+        }
+        try:
+            found = configured_options(given, ini)
+        except RequestOptionsError as error:
+            raise pytest.UsageError(str(error)) from None
+        config.stash[REQUEST_OPTIONS_KEY] = found
+    return found
+
+
+def _ini_lines(config: pytest.Config, name: str) -> list[str]:
+    return [str(line) for line in config.getini(name)]
+
+
 def _timeout_from_env() -> float:
     text = os.environ.get("DIAGEVAL_TIMEOUT") or ""
     if not text.strip():
@@ -216,6 +269,7 @@ def run_settings(config: pytest.Config) -> RunSettings:
             config.getoption("diageval_base_url"),
             config.getoption("diageval_model"),
             config.getoption("diageval_timeout"),
+            request_options(config),
         )
         progress = config.pluginmanager.get_plugin(PROGRESS_PLUGIN)
         if progress is not None:
@@ -233,6 +287,7 @@ class KeyRefusedError(Exception):
 
 
 SETTINGS_KEY = pytest.StashKey[RunSettings]()
+REQUEST_OPTIONS_KEY = pytest.StashKey[RequestOptions]()
 PROGRESS_PLUGIN = "diageval-recording-progress"
 """The plugin that shows a recording's requests as they are answered (if registered)."""
 EXPLICIT_PATHS_KEY = pytest.StashKey[frozenset[Path]]()

@@ -25,6 +25,7 @@ from vcr.request import Request
 from pytest_diageval.agents.llm import LLM, LLMConfig, assistant_message, tool_result_message
 from pytest_diageval.agents.planner import run_planner
 from pytest_diageval.agents.prompts import load_prompt
+from pytest_diageval.agents.request_options import RequestOptions
 from pytest_diageval.core.evidence.tools import TOOL_DEFINITIONS, Toolbox
 from pytest_diageval.core.evidence.world import default_world
 from pytest_diageval.harness.cassettes.format import Utf8Persister
@@ -418,6 +419,37 @@ def test_canonical_body_ignores_layout_order_and_unmatched_fields() -> None:
     assert canonical_body(changed) != canonical_body(compact)
 
 
+def test_extra_body_keys_match_and_the_answers_length_bounds_do_not() -> None:
+    """A seed or a reasoning effort chooses the answer, so it must match; ``max_tokens`` only
+    bounds it (a replay sends the recorded bound anyway), and a changed default bound must
+    not turn every cassette stale."""
+    base = canonical_body(chat_body(temperature=0, max_tokens=512))
+    assert canonical_body(chat_body(temperature=0, max_tokens=4096)) == base
+    assert canonical_body(chat_body(temperature=0)) == base
+    assert canonical_body(chat_body(temperature=0, max_completion_tokens=9)) == base
+    assert canonical_body(chat_body(temperature=0, max_tokens=512, seed=7)) != base
+    low = chat_body(temperature=0, reasoning_effort="low")
+    assert canonical_body(low) != canonical_body(chat_body(temperature=0, reasoning_effort="high"))
+    # An omitted temperature is another request than temperature 0.
+    assert canonical_body(chat_body()) != canonical_body(chat_body(temperature=0))
+
+
+def test_the_diff_shows_max_tokens_and_extra_body_keys() -> None:
+    url = "http://h/v1/chat/completions"
+    recorded = Request("POST", url, chat_body(temperature=0, max_tokens=512, seed=7), {})
+    current = Request("POST", url, chat_body(temperature=0.7, reasoning_effort="low"), {})
+    changed = [line for line in request_diff(recorded, current).splitlines() if line[:1] in "+-"]
+    assert changed == [
+        "--- recorded",
+        "+++ this run",
+        "-temperature: 0",
+        "-max_tokens: 512",
+        "-seed: 7",
+        "+temperature: 0.7",
+        '+reasoning_effort: "low"',
+    ]
+
+
 def test_diff_is_short_and_shows_only_the_changed_sentence() -> None:
     sentences = "".join(f"第{n}条：order-service 堆内存 {n}%。" for n in range(200))
     old = [{"role": "system", "content": sentences}, {"role": "user", "content": "问题"}]
@@ -446,7 +478,13 @@ def test_crlf_cassette_loads_and_replays_as_the_lf_one(
     must turn a Windows checkout's CRLF into the same requests, answers and metadata."""
     path, recorded_results, _ = recorded
     persister = Utf8Persister(CassetteError)
-    for metadata in (None, RecordingMetadata("http://127.0.0.1:9/v1", "gpt-test", 12.5)):
+    given = RequestOptions({"executor": 0.7}, {"verifier": None}, {None: {"seed": 7}})
+    options = RequestOptions.from_metadata(given.to_metadata())  # per stage, as read back
+    for metadata in (
+        None,
+        RecordingMetadata("http://127.0.0.1:9/v1", "gpt-test", 12.5),
+        RecordingMetadata("http://127.0.0.1:9/v1", "gpt-test", 12.5, request_options=options),
+    ):
         if metadata is not None:
             write_metadata(path, metadata)
         crlf = path.with_name("crlf.yaml")

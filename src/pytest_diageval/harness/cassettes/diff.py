@@ -24,6 +24,7 @@ from pytest_diageval.core.evidence.store import stable_json
 
 __all__ = [
     "CANONICAL_BODY_KEYS",
+    "UNMATCHED_BODY_KEYS",
     "body_matcher",
     "canonical_body",
     "describe_request",
@@ -41,6 +42,27 @@ CANONICAL_BODY_KEYS = (
     "tool_choice",
     "response_format",
     "temperature",
+)
+"""The keys the client itself sends that must match; every other key of a body (an extra
+body's ``seed``, ``reasoning_effort``, a server's own sampling parameter) must match as well,
+except :data:`UNMATCHED_BODY_KEYS`."""
+
+UNMATCHED_BODY_KEYS = frozenset(
+    {
+        # Bounds on the answer's length, not inputs to it: a replay sends the recorded bound
+        # (the cassette's request options) anyway, and a change of a stage's default bound
+        # must not turn every cassette recorded before it stale.
+        "max_tokens",
+        "max_completion_tokens",
+        # Bookkeeping that no answer depends on.
+        "user",
+        "metadata",
+        "store",
+        "service_tier",
+        "prompt_cache_key",
+        "safety_identifier",
+        "stream_options",
+    }
 )
 
 
@@ -61,7 +83,7 @@ def canonical_body(body: bytes | None) -> str:
         return "raw:" + body.decode("utf-8", "replace")
     if not isinstance(data, dict):
         return stable_json(data)
-    picked = {key: data[key] for key in CANONICAL_BODY_KEYS if key in data}
+    picked = {key: value for key, value in data.items() if key not in UNMATCHED_BODY_KEYS}
     if isinstance(picked.get("temperature"), int | float):
         picked["temperature"] = float(picked["temperature"])  # 0 and 0.0 are the same request
     return stable_json(picked)
@@ -120,15 +142,22 @@ def _render_request(request: Request) -> list[str]:
         return lines + _text_lines(request.body.decode("utf-8", "replace"))
     if not isinstance(body, dict):
         return lines + _text_lines(stable_json(body))
-    for key in ("model", "temperature", "tool_choice", "response_format"):
-        if key in body:
-            lines.extend(_chunks(f"{key}: {stable_json(body[key])}"))
+    for key in _parameter_keys(body):
+        lines.extend(_chunks(f"{key}: {stable_json(body[key])}"))
     for tool in body.get("tools") or []:
         lines.append(f"── tool {tool.get('function', {}).get('name', '?')}")
         lines.extend(_text_lines(stable_json(tool)))
     for number, message in enumerate(body.get("messages") or [], start=1):
         lines.extend(_render_message(number, message))
     return lines
+
+
+def _parameter_keys(body: dict[str, Any]) -> list[str]:
+    """The body's keys shown as ``key: value`` lines: the client's own first, then
+    ``max_tokens`` and any extra body key (``seed``, ``reasoning_effort``…) in body order."""
+    first = ["model", "temperature", "max_tokens", "tool_choice", "response_format"]
+    rest = [key for key in body if key not in first and key not in ("messages", "tools")]
+    return [key for key in first if key in body] + rest
 
 
 def _render_message(number: int, message: dict[str, Any]) -> list[str]:

@@ -1,12 +1,14 @@
 """Re-recording: what a cassette was recorded with, and the command that records it again.
 
-A recording writes the endpoint, the model and the timeout it used into the cassette, as a
-``diageval:`` mapping at the top of the file (never the key), and the world it ran on (a
+A recording writes the endpoint, the model, the timeout and every stage's request options
+(temperature, max_tokens, extra body) it used into the cassette, as a ``diageval:`` mapping
+at the top of the file (never the key), and the world it ran on (a
 packaged name, or a file path relative to the cassette's folder; an inline world is not
 written), so that ``diageval scaffold`` can replay the cassette on its own world. vcrpy reads only
 ``interactions`` and ignores it; it rewrites the file without it, so the runner writes it
 again after every recording. Older cassettes without it fall back to the endpoint and model
-of their first request.
+of their first request, and to the default request options. A replay sends the recorded
+request options, as it sends the recorded model.
 
 The printed command runs the interpreter of this run (``python -m pytest``), so it works
 when pasted whichever ``pytest`` is first on ``PATH``, and names everything a recording
@@ -26,6 +28,7 @@ from pathlib import Path
 
 import yaml
 
+from pytest_diageval.agents.request_options import RequestOptions, RequestOptionsError
 from pytest_diageval.core.evidence.yaml_limits import YamlLimitError, safe_load_limited
 
 __all__ = [
@@ -53,15 +56,33 @@ class RecordingMetadata:
     timeout: float | None = None
     world: str | None = None
     """The world of the recording: a packaged name or a path relative to the cassette's folder."""
+    request_options: RequestOptions | None = None
+    """Per stage: temperature, max_tokens, extra body (None: not recorded, the defaults)."""
+    request_options_error: str | None = None
+    """What is wrong with recorded request options that cannot be used."""
 
     def options(self) -> list[str]:
-        """The command-line options that record with the same endpoint, model and timeout."""
+        """The command-line options that record with the same endpoint, model, timeout and
+        request options (those that differ from the defaults)."""
         found = [
             ("--diageval-base-url", self.base_url),
             ("--diageval-model", self.model),
             ("--diageval-timeout", None if self.timeout is None else f"{self.timeout:g}"),
         ]
-        return [part for flag, value in found if value for part in (flag, value)]
+        flags = [part for flag, value in found if value for part in (flag, value)]
+        if self.request_options is not None:
+            flags += self.request_options.command_line()
+        return flags
+
+    def replay_options(self, cassette: Path) -> RequestOptions:
+        """The request options a replay sends: the recorded ones, else the defaults;
+        :class:`RequestOptionsError` when the recorded ones cannot be used."""
+        if self.request_options_error is not None:
+            raise RequestOptionsError(
+                f"cassette {display_path(cassette)}: {METADATA_KEY}."
+                f"{self.request_options_error}; fix it or re-record the cassette"
+            )
+        return self.request_options or RequestOptions()
 
 
 def read_metadata(cassette: Path) -> RecordingMetadata | None:
@@ -87,9 +108,20 @@ def read_metadata(cassette: Path) -> RecordingMetadata | None:
                 _text(block.get("model")),
                 float(timeout) if isinstance(timeout, int | float) else None,
                 _text(block.get("world")),
+                *_request_options(block),
             )
     uri, model = _FIRST_URI.search(text), _FIRST_MODEL.search(text)
     return RecordingMetadata(uri.group(1) if uri else None, model.group(1) if model else None)
+
+
+def _request_options(block: dict[str, object]) -> tuple[RequestOptions | None, str | None]:
+    """The recorded request options, or what is wrong with them (none recorded: None)."""
+    if "request_options" not in block:
+        return None, None
+    try:
+        return RequestOptions.from_metadata(block["request_options"]), None
+    except RequestOptionsError as error:
+        return None, str(error)
 
 
 def _text(value: object) -> str | None:
@@ -118,6 +150,7 @@ def write_metadata(cassette: Path, metadata: RecordingMetadata) -> None:
                 ("model", metadata.model),
                 ("timeout", metadata.timeout),
                 ("world", metadata.world),
+                ("request_options", _written(metadata.request_options)),
             )
             if value is not None
         }
@@ -126,6 +159,10 @@ def write_metadata(cassette: Path, metadata: RecordingMetadata) -> None:
     staged = cassette.with_name(f".{cassette.name}.metadata")  # never a half-written cassette
     staged.write_text(head + text, "utf-8")
     staged.replace(cassette)
+
+
+def _written(options: RequestOptions | None) -> dict[str, dict[str, object]] | None:
+    return None if options is None else options.to_metadata()
 
 
 def display_path(path: str | os.PathLike[str]) -> str:
@@ -138,7 +175,7 @@ def display_path(path: str | os.PathLike[str]) -> str:
 
 def rerecord_command(targets: Sequence[str], mode: str, options: Sequence[str] = ()) -> str:
     """``<this python> -m pytest <targets> --diageval-record=<mode> <options>`` (the options
-    of :meth:`RecordingMetadata.options`: endpoint, model, timeout)."""
+    of :meth:`RecordingMetadata.options`: endpoint, model, timeout, request options)."""
     parts = [sys.executable, "-m", "pytest", *targets, f"--diageval-record={mode}", *options]
     return shlex.join(parts)
 

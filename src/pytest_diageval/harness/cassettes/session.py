@@ -22,8 +22,8 @@ an interrupted recording never leaves a hybrid cassette that replays green. The 
 is written on entry, so a folder that cannot be written fails before the first model call.
 
 Recording needs an endpoint and a model, checked before any file is touched (the runner asks
-:attr:`CassetteSession.may_record`, computed once); a replay sends the cassette's own model
-and endpoint.
+:attr:`CassetteSession.may_record`, computed once); a replay sends the cassette's own model,
+endpoint and request options.
 
 SDK retries: a recording allows them, so a flaky server may answer a request with a 5xx/408/
 429 first. The retried request (``x-stainless-retry-count`` above 0) replaces the recorded
@@ -31,7 +31,8 @@ answer it retries and never plays from the cassette: a cassette holds each reque
 answer only, which is what a replay (no SDK retries) asks for.
 
 Matching rule: method, URL path and the canonical request body (model, messages, tools,
-tool_choice, response_format, temperature: parsed JSON re-serialised with ``stable_json``).
+tool_choice, response_format, temperature and any extra body key, but not ``max_tokens`` and
+the other ``UNMATCHED_BODY_KEYS``: parsed JSON re-serialised with ``stable_json``).
 Scheme, host, port and query are ignored (a cassette recorded against a local server replays
 with any base URL). Headers are never matched, so the volatile SDK headers (``x-stainless-*``,
 including the retry counter ``x-stainless-retry-count``, and ``user-agent``) cannot cause a miss;
