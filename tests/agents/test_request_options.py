@@ -265,6 +265,10 @@ def test_a_stage_missing_from_the_metadata_keeps_the_defaults() -> None:
         ({"temperature": ["0"], "max_tokens": ["executor=2048"]}, []),  # the defaults
         ({"temperature": ["0.7"]}, ["--diageval-temperature", "0.7"]),
         (
+            {"temperature": ["grader=0.123456789"]},
+            ["--diageval-temperature", "grader=0.123456789"],
+        ),
+        (
             {"max_tokens": ["omit", "executor=4096"]},
             [
                 *("--diageval-max-tokens", "planner=omit", "--diageval-max-tokens"),

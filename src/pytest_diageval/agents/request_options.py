@@ -195,7 +195,7 @@ def _entry_text(kind: OptionKind, value: Any) -> str:
         return OMIT
     if kind == "extra_body":
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    return repr(value)  # a float's repr reads back exactly (where :g would round it)
 
 
 def parse_entries(kind: OptionKind, entries: Sequence[str], source: str) -> dict[Target, Any]:
