@@ -111,6 +111,10 @@ def test_a_failing_rubric_shows_its_reasons_in_terminal_json_and_html(
     assert (rubric["outcome"], rubric["actual"]) == ("failed", "grader score 0.5")
     assert f"  - {LOW_REASONS[1]}" in rubric["details"]
     assert _report(pytester)["summary"]["verdict"] == "PASS"
+    # The audit record keeps what the grader said, beside the run it graded.
+    grade = _report(pytester)["grade"]
+    assert (grade["score"], grade["reasons"], grade["failure"]) == (0.5, LOW_REASONS, None)
+    assert grade["verified_claims"] == ["claim-1"]
     page = parse_html((pytester.path / "r.html").read_text("utf-8"))
     section = page.by_id("scenario-graded")
     (graded,) = section.find_all("div", "rubric")

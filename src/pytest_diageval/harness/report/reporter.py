@@ -137,6 +137,8 @@ def audit_record(scenario: Scenario, path: Path, run: ScenarioRun, rootdir: Path
         record["result"] = run.result.model_dump(
             mode="json", exclude={"invocations": {"__all__": {"duration_ms"}}}
         )
+    if run.grade is not None:  # the grader's score and reasons (a rubric check, not the verdict)
+        record["grade"] = run.grade.as_dict()
     return record
 
 
