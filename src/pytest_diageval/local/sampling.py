@@ -1,26 +1,36 @@
-"""Greedy grammar sampling that checks the best token first: llama.cpp's own shortcut.
+"""Grammar sampling that checks the best candidates first: llama.cpp's own shortcut.
 
 Server-only, like :mod:`pytest_diageval.local.shim` (it imports ``llama_cpp``). llama-cpp-python
-0.3.36 puts the grammar sampler in the chain before everything else, so every token checks
-the grammar against the whole vocabulary: Gemma 3's 262,144 tokens, about one second per
-token here under a JSON-schema grammar, so a contract of a few hundred tokens took minutes.
-llama.cpp's own sampler (``common_sampler_sample``) avoids that: it samples without the
-grammar, keeps the token when the grammar accepts it, and only otherwise applies the grammar to
-every candidate and samples again. For greedy decoding (temperature 0, what recordings use)
-that gives exactly the token the full check would give: the best-scoring token the grammar
-accepts.
+0.3.36 puts the grammar sampler in the chain right after the penalties, so every token checks
+the grammar against the whole vocabulary: Gemma 3's 262,144 tokens, up to a second per token
+here under a JSON-schema grammar, so a contract of a few hundred tokens took minutes.
+llama.cpp's own sampler (``common_sampler_sample``) avoids that by checking the token it would
+sample first and applying the grammar to every candidate only when that one is rejected.
 
-:func:`install` replaces ``Llama._init_sampler`` for that one case (a grammar, temperature 0,
-no logits processor): the chain becomes penalties → :class:`_GrammarFirst` → greedy, where
-:class:`_GrammarFirst` checks the best candidate against the grammar on a one-element array
-and masks every other candidate, or, when the grammar rejects it, applies the grammar to the
+:func:`install` replaces ``Llama._init_sampler`` whenever a grammar is given without a logits
+processor: the chain is the stock one for the request's settings
+(:func:`~pytest_diageval.local.sampler_plan.sampler_steps`: penalties, grammar, then greedy,
+mirostat or top_k → typical → top_p → min_p → temp → seeded dist) with the grammar sampler
+replaced by :class:`_GrammarFirst`. That one shows the grammar only the best candidates, on a
+small array of their own (:func:`~pytest_diageval.local.sampler_plan.probe_widths`: greedy the
+best one, then the best 256; sampling the best 40 or ``top_k``, then the best 256) and masks
+every other candidate; only when none of them is accepted does it apply the grammar to the
 whole array (the stock cost, paid only then). Its ``accept`` advances the grammar with the
-token sampled. Every other case keeps the stock sampler.
+token sampled.
+
+Greedy, that is exactly the stock token: the best-scoring token the grammar accepts. Sampling,
+the later samplers see the accepted tokens of the window instead of every accepted token: the
+same candidates whenever the window holds ``top_k`` accepted tokens (the stock top_k keeps no
+more). When it holds fewer, the accepted tokens ranked below the window are left out, so a
+seed can pick another token than the stock sampler would (as llama.cpp's own shortcut, this
+trades that for speed); the seed still decides the answer.
 """
 
 from __future__ import annotations
 
 import ctypes
+import inspect
+from collections.abc import Sequence
 from typing import Any
 
 import llama_cpp
@@ -28,22 +38,33 @@ import numpy as np
 from llama_cpp import _internals
 from llama_cpp.llama import Llama
 
+from pytest_diageval.local.sampler_plan import GRAMMAR_STEP, probe_widths, sampler_steps
+
 __all__ = ["install"]
 
 _TOKEN_DATA = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
 _stock_init_sampler = Llama._init_sampler
-# The best token first, then the best 256: only when neither holds a token the grammar accepts
-# is the grammar applied to the whole vocabulary. Greedy, each step gives the same token.
-_PROBE_WIDTHS = (1, 256)
+# The stock defaults, for the keywords a caller leaves out (Llama.sample leaves out none).
+_STOCK_DEFAULTS = {
+    name: parameter.default
+    for name, parameter in inspect.signature(_stock_init_sampler).parameters.items()
+    if parameter.default is not inspect.Parameter.empty
+}
 
 
 class _GrammarFirst:
-    """A llama sampler (C interface from Python) that applies a grammar best-candidate-first."""
+    """A llama sampler (C interface from Python) that applies a grammar best-candidates-first.
 
-    def __init__(self, model: Any, grammar: Any) -> None:
+    ``widths``: the windows tried in turn (:func:`probe_widths`); ``keep_all``: keep every
+    accepted token of the window (sampling) or only the best (greedy).
+    """
+
+    def __init__(self, model: Any, grammar: Any, widths: Sequence[int], *, keep_all: bool) -> None:
         self.grammar = llama_cpp.llama_sampler_init_grammar(
             model.vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
         )
+        self.widths = tuple(widths)
+        self.keep_all = keep_all
         interface = llama_cpp.llama_sampler_i()
         self._apply = llama_cpp.llama_sampler_i_apply(lambda _smpl, cur_p: self.apply(cur_p))
         self._accept = llama_cpp.llama_sampler_i_accept(
@@ -67,19 +88,20 @@ class _GrammarFirst:
         )
         candidates = np.frombuffer(buffer, dtype=_TOKEN_DATA)
         logits = candidates["logit"]
-        for width in _PROBE_WIDTHS:
+        for width in self.widths:
             if width >= len(logits):
                 break
-            best = self._best_accepted(candidates, width)
-            if best is not None:
-                kept = logits[best]
+            accepted = self._accepted(candidates, width)
+            if accepted:
+                kept = accepted if self.keep_all else accepted[:1]
+                values = logits[kept]
                 logits[:] = -np.inf
-                logits[best] = kept
+                logits[kept] = values
                 return
         llama_cpp.llama_sampler_apply(self.grammar, cur_p)  # the whole vocabulary
 
-    def _best_accepted(self, candidates: Any, width: int) -> int | None:
-        """Index of the best-scoring candidate the grammar accepts among the top ``width``."""
+    def _accepted(self, candidates: Any, width: int) -> list[int]:
+        """Indices of the candidates the grammar accepts among the top ``width``, best first."""
         logits = candidates["logit"]
         top = np.argpartition(-logits, width - 1)[:width] if width > 1 else [np.argmax(logits)]
         top = sorted(top, key=lambda index: -logits[index])
@@ -91,10 +113,9 @@ class _GrammarFirst:
         )
         view = llama_cpp.llama_token_data_array(data=probe, size=width, selected=-1, sorted=False)
         llama_cpp.llama_sampler_apply(self.grammar, ctypes.byref(view))
-        for position, index in enumerate(top):
-            if np.isfinite(probe[position].logit):
-                return int(index)
-        return None
+        return [
+            int(index) for position, index in enumerate(top) if np.isfinite(probe[position].logit)
+        ]
 
     def free(self) -> None:
         llama_cpp.llama_sampler_free(self.grammar)
@@ -104,29 +125,34 @@ class _GrammarFirst:
 _sampler_chain: Any = _internals.LlamaSampler
 
 
-def _init_sampler(self: Llama, **kwargs: Any) -> Any:
-    grammar = kwargs.get("grammar")
-    if grammar is None or kwargs.get("temp") != 0.0 or kwargs.get("logits_processor"):
-        return _stock_init_sampler(self, **kwargs)
-    chain: Any = _sampler_chain()
-    chain.add_penalties(
-        n_vocab=self._n_vocab,
-        penalty_last_n=self.last_n_tokens_size,
-        penalty_repeat=kwargs.get("repeat_penalty", 1.0),
-        penalty_freq=kwargs.get("frequency_penalty", 0.0),
-        penalty_present=kwargs.get("presence_penalty", 0.0),
-    )
-    grammar_first = _GrammarFirst(self._model, grammar)
+def _add_grammar_first(chain: Any, grammar_first: _GrammarFirst) -> None:
     llama_cpp.llama_sampler_chain_add(chain.sampler, ctypes.pointer(grammar_first.sampler))
     # As add_custom does: the chain must not free a sampler it does not own.
     custom: list[Any] = chain.custom_samplers
     custom.append((llama_cpp.llama_sampler_chain_n(chain.sampler) - 1, grammar_first))
     chain._exit_stack.callback(grammar_first.free)
-    chain.add_greedy()
+
+
+def _init_sampler(self: Llama, **kwargs: Any) -> Any:
+    grammar = kwargs.get("grammar")
+    if grammar is None or kwargs.get("logits_processor"):
+        return _stock_init_sampler(self, **kwargs)
+    settings = {**_STOCK_DEFAULTS, **kwargs}
+    temp = float(settings["temp"])
+    chain: Any = _sampler_chain()
+    for step in sampler_steps(
+        settings, n_vocab=self._n_vocab, last_n=self.last_n_tokens_size, seed=self._seed
+    ):
+        if step.method == GRAMMAR_STEP:
+            widths = probe_widths(temp, int(settings["top_k"]))
+            grammar_first = _GrammarFirst(self._model, grammar, widths, keep_all=temp != 0.0)
+            _add_grammar_first(chain, grammar_first)
+        else:
+            getattr(chain, step.method)(*step.args, **step.kwargs)
     return chain
 
 
 def install() -> None:
-    """Use :class:`_GrammarFirst` for greedy grammar sampling in this process."""
+    """Use :class:`_GrammarFirst` for grammar sampling in this process."""
     # setattr: llama_cpp's types differ with and without the extra installed (mypy runs both).
     setattr(Llama, "_init_sampler", _init_sampler)  # noqa: B010
