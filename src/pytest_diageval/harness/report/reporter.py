@@ -22,6 +22,7 @@ from pytest_diageval.harness.checks.evidence_lines import (
     decision_lines,
     gatekeeper_lines,
     route_text,
+    scope_line,
     streamed_table,
     table,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "audit_record",
     "audit_trail",
     "scenario_summary",
+    "scope_summary",
 ]
 
 VERDICTS = ("PASS", "LOW_CONFID", "REJECT")
@@ -61,7 +63,20 @@ def scenario_summary(scenario: Scenario, run: ScenarioRun) -> dict[str, Any]:
         "rounds": 0 if result is None else len(result.rounds),
         "error": None if run.error is None else f"{type(run.error).__name__}: {run.error}",
         "usage": run.usage.as_dict(),
+        **scope_summary(result),
     }
+
+
+def scope_summary(result: ChatResult | None) -> dict[str, Any]:
+    """The question's scope and the claims it set aside (each round's: claim id, round, rules);
+    ``scope`` is None when the scenario did not run."""
+    scope = None if result is None or result.scope is None else result.scope.model_dump()
+    set_aside = [
+        {"round": r.round, "claim_id": claim.claim_id, "rules": list(claim.rules)}
+        for r in ([] if result is None else result.rounds)
+        for claim in r.set_aside
+    ]
+    return {"scope": scope, "set_aside": set_aside}
 
 
 def _text(value: str | None) -> str:
@@ -73,7 +88,7 @@ def _text(value: str | None) -> str:
 
 def audit_trail(result: ChatResult) -> str:
     """A compact, readable account of the session for a failure report (no JSON walls)."""
-    lines = [f"session {result.session_id}: status={result.status}"]
+    lines = [f"session {result.session_id}: status={result.status}", scope_line(result.scope)]
     if result.error:
         lines.append(f"error: {result.error}")
     composer = None if result.composer_output is None else result.composer_output.model_dump()
