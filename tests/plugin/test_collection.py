@@ -244,7 +244,7 @@ BAD_FILES = [
         "expect: required key is missing: list at least one expectation (verdict,"
         " groundedness, rounds, answer, parse_status, gatekeeper, forbidden_keywords,"
         " required_keywords, answer_forbidden_keywords, claims, no_evidence, tool_calls,"
-        " composer, tokens, rubric);"
+        " composer, tokens, rubric, set_aside);"
         " each is one test item",
     ),
 ]

@@ -2,7 +2,8 @@
 
 The scenarios are the documented example (``high-memory-positive``, a PASS with two bindings)
 and its LOW_CONFID variant, written into a pytester directory. What a mutant derives is pure
-(47 mutants, 8 equivalent, tests/harness/mutation/test_mutants.py); whether the guards of today kill
+(47 mutants, 8 equivalent, tests/harness/mutation/test_mutants.py, then the two scope kinds of
+issue 25, one of them equivalent); whether the guards of today kill
 each one is not pinned here, except for the citation forgeries the gatekeeper must always
 catch. A conftest seam that removes the gatekeeper's excerpt check shows what a weak guard
 looks like in the report.
@@ -86,9 +87,13 @@ def test_every_mutant_is_an_item_named_by_kind_claim_and_binding(
     scenarios.write("scenarios/low.yaml", scenarios.low_confidence())
     result = pytester.runpytest("--diageval-mutate", "--collect-only", "-q")
     ids = [line for line in result.outlines if "::mutant[" in line]
-    assert len(ids) == 47  # the LOW_CONFID scenario has nothing to mutate
+    assert len(ids) == 49  # the LOW_CONFID scenario has nothing to mutate
     assert ids[0] == f"{NODE}::mutant[other-invocation-claim-1-0]"
-    assert ids[-1] == f"{NODE}::mutant[extra-sentence-answer-all]"
+    assert ids[-3] == f"{NODE}::mutant[extra-sentence-answer-all]"
+    assert ids[-2:] == [
+        f"{NODE}::mutant[scope-service-claim-1-all]",
+        f"{NODE}::mutant[scope-excluded-claim-1-all]",
+    ]
     assert f"{NODE}::mutant[demoted-claim-1-all]" in ids
     assert f"{NODE}::mutant[planted-injection-claim-1-1]" in ids
 
@@ -99,13 +104,13 @@ def test_outcomes_summary_and_json_agree(pytester: pytest.Pytester, scenarios: S
     report = _report(pytester.path / "out.json")
     totals = report["mutation"]["totals"]
     outcomes = result.parseoutcomes()
-    assert totals["equivalent"] == outcomes.get("skipped", 0) == 8
+    assert totals["equivalent"] == outcomes.get("skipped", 0) == 9
     assert totals["killed"] == outcomes.get("passed", 0)
     assert totals["survived"] + totals["error"] == outcomes.get("failed", 0)
-    assert totals["tried"] == 39
+    assert totals["tried"] == 40
     assert totals["error"] == 0
     mutants = _mutants(report)
-    assert len(mutants) == 47
+    assert len(mutants) == 49
     for name in ALWAYS_KILLED:
         assert (mutants[name]["outcome"], mutants[name]["verdict"]) == ("killed", "REJECT"), name
     for name in EQUIVALENT:
@@ -187,7 +192,7 @@ def test_two_workers_report_the_same_totals(
     )
     assert parallel.parseoutcomes() == single.parseoutcomes()
     assert _report(pytester.path / "parallel.json") == _report(pytester.path / "single.json")
-    assert _report(pytester.path / "single.json")["mutation"]["totals"]["equivalent"] == 16
+    assert _report(pytester.path / "single.json")["mutation"]["totals"]["equivalent"] == 18
 
 
 def test_mutation_never_records(pytester: pytest.Pytester, scenarios: ScenarioDir) -> None:
@@ -220,7 +225,7 @@ def test_a_cassette_scenario_is_mutated_offline(
     result = pytester.runpytest("--diageval-mutate", "--diageval-report", "out.json")
     report = _report(pytester.path / "out.json")
     assert report["mutation"]["totals"]["error"] == 0
-    assert report["mutation"]["totals"]["tried"] == 39
+    assert report["mutation"]["totals"]["tried"] == 40
     mutants = _mutants(report)
     for name in ALWAYS_KILLED:
         assert mutants[name]["outcome"] == "killed", name

@@ -33,7 +33,7 @@ LENGTH = len(ANSWER)
 BUILTIN_KEYS = (
     "verdict, groundedness, rounds, answer, parse_status, gatekeeper, forbidden_keywords,"
     " required_keywords, answer_forbidden_keywords, claims, no_evidence, tool_calls, composer,"
-    " tokens, rubric"
+    " tokens, rubric, set_aside"
 )
 
 

@@ -70,7 +70,14 @@ def test_json_report_holds_every_scenario_with_its_full_audit_trail(
     assert usage["total"]["total_tokens"] == sum(
         stage["total_tokens"] for stage in usage["stages"].values()
     )
+    scope = by_id["forged-citation"]["summary"].pop("scope")
+    assert (scope["services"], scope["alerts"], scope["narrow"]) == (
+        ["order-service"],
+        ["HighMemoryUsage"],
+        True,
+    )
     assert by_id["forged-citation"]["summary"] == {
+        "set_aside": [],
         "id": "forged-citation",
         "expected_verdict": "PASS",
         "verdict": "REJECT",

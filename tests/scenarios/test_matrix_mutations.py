@@ -81,9 +81,13 @@ def point_memory_log_binding_at_metrics_call(data: Data) -> None:
 
 
 def confirm_memory_leak(data: Data) -> None:
+    """A root_cause under 只确认: set aside (scope.narrow_claim_type), so no claim is left in
+    scope, LOW_CONFID 0.0 and a retry; round 2 repeats round 1."""
     claim = _contract(data)["claims"][0]
     claim["claim_type"] = "root_cause"
     claim["claim_text"] = "order-service 内存泄漏已确认，内存使用率达到 91%。"
+    script = data["llm"]["script"]
+    script.extend(dict(entry) for entry in list(script) if "tool_calls" not in entry)
 
 
 def reword_memory_leak_confirmation(data: Data) -> None:
@@ -223,17 +227,16 @@ MUTATIONS = [
     Mutation(CPU, forge_cpu_excerpt, DEGRADED),
     Mutation(CPU, mention_memory_alert_in_cpu_claim, UNGROUNDED),
     Mutation(MEMORY, point_memory_log_binding_at_metrics_call, DEGRADED),
-    # The answer is composed from the (changed) claim, which no longer names HighMemoryUsage.
-    Mutation(MEMORY, confirm_memory_leak, FORBIDDEN | {"claims", "required_keywords"}),
+    # Since issue 25 the root_cause is set aside under 只确认: no claim answers the question,
+    # so two rounds end in the disclaimer (the claims table still holds the leak: forbidden).
+    Mutation(MEMORY, confirm_memory_leak, RETRIED - {"tool_calls"} | FORBIDDEN),
     # Still one verified observation claim: only the forbidden rewordings catch it.
     Mutation(MEMORY, reword_memory_leak_confirmation, FORBIDDEN),
     Mutation(MEMORY, flip_memory_label_to_contradicted, DEGRADED - {"gatekeeper"}),
-    # The scripted verifier never checks claim-2: the code makes it a critical gap.
-    Mutation(
-        SLOW,
-        add_pool_root_cause_to_slowresponse,
-        FORBIDDEN | {"claims", "verdict", "groundedness", "answer"},
-    ),
+    # Since issue 25 the root_cause is set aside under 只确认 before the verdict (it was a
+    # critical gap the verifier never checked): the PASS rests on claim-1, the answer never
+    # shows claim-2, and only the claims checks (its type, its words) see it.
+    Mutation(SLOW, add_pool_root_cause_to_slowresponse, FORBIDDEN | {"claims"}),
     Mutation(HIKARI, query_hikaricp_on_the_wrong_service, DEGRADED | {"no_evidence"}),
     Mutation(NEGATIVE, make_negative_claim_positive, RETRIED),
     Mutation(REJECT, repair_forged_raw_path, _keys("gatekeeper")),
@@ -306,7 +309,7 @@ def test_mutated_files_fail_under_pytest(pytester: pytest.Pytester) -> None:
     passed, _, failed = recorder.listoutcomes()
     failed_ids = {report.nodeid for report in failed}
     assert len(passed) + len(failed) == 69  # every item of the seven files ran
-    assert len(expected) == 29  # 5 + 5 + 5 + 6 + 7 + 1 + 0 named expectations
+    assert len(expected) == 26  # 5 + 5 + 2 + 6 + 7 + 1 + 0 named expectations
     assert failed_ids == expected
 
 

@@ -6,8 +6,14 @@ The model-driven agents do the talking; the deterministic core decides. Per roun
 2. the executor collects evidence through the recorder and returns the contract;
 3. the gatekeeper checks every citation against the store;
 4. the trace summary is built from the persisted rows;
-5. the verifier labels facts; the code derives verdict and score;
+5. the verifier labels facts; the scope sets aside every claim outside the question
+   (:mod:`~pytest_diageval.core.scope.session`); the code derives verdict and score from the
+   in-scope claims;
 6. routing decides: answer now, or (LOW_CONFID < 0.5 in round 1 only) one more round.
+
+The session's scope is read once, from the query and the world's names, before round 1, and
+persisted (``self_evaluation.scope_contract``); every round's set-aside claims are in its
+``verifier_evaluation`` record. The model never sees the scope here: no request changes.
 
 Everything is persisted as it happens: agent steps, tool rows, ``verifier_evaluation`` and
 ``rule_evaluation``. An LLM that answers nothing usable ends the session as an error in the
@@ -33,16 +39,32 @@ from pytest_diageval.core.answer.audit import (
 )
 from pytest_diageval.core.answer.composer import ComposerOutput, compose_answer
 from pytest_diageval.core.answer.routing import build_retry_context, decide_route
-from pytest_diageval.core.contract.contracts import GatekeeperResult, RetryContext, VerifierInput
+from pytest_diageval.core.contract.contracts import (
+    FactChecked,
+    GatekeeperResult,
+    RetryContext,
+    VerifierInput,
+)
+from pytest_diageval.core.contract.scope import ScopeContract
 from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
 from pytest_diageval.core.evidence.store import Store
-from pytest_diageval.core.evidence.tool_arguments import constrained_tool_definitions
+from pytest_diageval.core.evidence.tool_arguments import (
+    constrained_tool_definitions,
+    services_named_in,
+)
 from pytest_diageval.core.evidence.tools import Toolbox
 from pytest_diageval.core.evidence.trace_summary import ToolTraceSummaryService
 from pytest_diageval.core.evidence.world import World
 from pytest_diageval.core.judge.gatekeeper import Gatekeeper, parse_failure_result
 from pytest_diageval.core.judge.rule_evaluation import evaluate_rows
 from pytest_diageval.core.judge.verdict import VerdictDecision, derive_verdict, fallback_decision
+from pytest_diageval.core.scope.session import (
+    ScopeNames,
+    ScopeSplit,
+    is_off_scope,
+    session_scope,
+    split_claims,
+)
 
 __all__ = ["DEFAULT_SESSION_ID", "ChatService"]
 
@@ -60,6 +82,8 @@ class _Session:
     recorder: ToolInvocationRecorder
     tools: list[dict[str, Any]]
     aliases: dict[str, str]  # the world's service aliases, for the claims' subject checks
+    scope: ScopeContract  # what the question lets a claim be about (read once, never widened)
+    names: ScopeNames  # the names a question and a claim can use, in this world
 
 
 class ChatService:
@@ -83,10 +107,19 @@ class ChatService:
         self, query: str, world: World, llm: LLM, *, session_id: str = DEFAULT_SESSION_ID
     ) -> ChatResult:
         now = world.now.isoformat()
+        names = _scope_names(world, query)
+        scope, _widened = session_scope(query, names)  # the planner's proposal is a later step
         self.store.create_session(session_id, query, now)
         recorder = ToolInvocationRecorder(self.store, Toolbox(world), session_id)
         tools = constrained_tool_definitions(world, query)
-        session = _Session(session_id, query, now, llm, recorder, tools, world.entity_aliases())
+        self.store.update_self_evaluation(
+            session_id,
+            "scope_contract",
+            {"scope": scope.model_dump(mode="json"), "source": "query"},
+        )
+        session = _Session(
+            session_id, query, now, llm, recorder, tools, world.entity_aliases(), scope, names
+        )
         rounds: list[RoundResult] = []
         self.last_rounds = rounds
         try:
@@ -108,15 +141,16 @@ class ChatService:
     def _run_rounds(self, session: _Session, rounds: list[RoundResult]) -> None:
         retry_context: RetryContext | None = None
         for round_number in range(1, self.max_rounds + 1):
-            result = self._run_round(session, round_number, retry_context)
+            result, next_context = self._run_round(session, round_number, retry_context)
             rounds.append(result)
-            if result.route.action != "retry":
+            if next_context is None:
                 return
-            retry_context = build_retry_context(result.decision, result.gatekeeper)
+            retry_context = next_context
 
     def _run_round(
         self, session: _Session, round_number: int, retry_context: RetryContext | None
-    ) -> RoundResult:
+    ) -> tuple[RoundResult, RetryContext | None]:
+        """The round's result, and what the next round is told (None: no next round)."""
         planner = run_planner(
             session.llm, session.query, round=round_number, retry_context=retry_context
         )
@@ -145,7 +179,8 @@ class ChatService:
         )
         verifier = run_verifier(session.llm, verifier_input, round=round_number)
         self._persist_verifier(session, round_number, verifier)
-        decision = self._decide(session, verifier, verifier_input)
+        split = split_claims(executor.contract, session.scope, session.names)
+        decision = self._decide(session, verifier, verifier_input, split)
         route = decide_route(
             decision,
             round_number,
@@ -161,11 +196,16 @@ class ChatService:
             parse_status=executor.parse_status,
             route=route,
             fallback_reason=verifier.failure,
+            set_aside=split.set_aside,
         )
         # The rule channel as EvaluationService.persist writes it, in the same transaction.
         rules = evaluate_rows(session.recorder.invocations()).model_dump(mode="json")
         persist_verifier_evaluation(self.store, session.session_id, record, rule_evaluation=rules)
-        return RoundResult(
+        next_context = None
+        if route.action == "retry":
+            gaps = self._unscoped_gap_facts(session, verifier, verifier_input, split)
+            next_context = build_retry_context(decision, gatekeeper, gap_facts=gaps)
+        result = RoundResult(
             round=round_number,
             retry_context=retry_context,
             plan=planner.plan,
@@ -183,7 +223,9 @@ class ChatService:
             verifier_failure=verifier.failure,
             decision=decision,
             route=route,
+            set_aside=split.set_aside,
         )
+        return result, next_context
 
     def _gatekeep(self, session: _Session, executor: ExecutorRun) -> GatekeeperResult:
         if executor.contract is None:
@@ -191,13 +233,17 @@ class ChatService:
         return Gatekeeper(self.store).check(executor.contract, session.session_id)
 
     def _decide(
-        self, session: _Session, verifier: VerifierRun, verifier_input: VerifierInput
+        self,
+        session: _Session,
+        verifier: VerifierRun,
+        verifier_input: VerifierInput,
+        split: ScopeSplit,
     ) -> VerdictDecision:
         gatekeeper = verifier_input.gatekeeper_result
         if verifier.output is None:
             return fallback_decision(verifier.failure or "verifier gave no output", gatekeeper)
         invocations = session.recorder.invocations()  # the stored rows, kept in memory
-        contract = verifier_input.executor_structured_output
+        contract = split.contract  # the in-scope claims only: the verdict rests on them
         return derive_verdict(
             verifier.output,
             gatekeeper,
@@ -206,7 +252,26 @@ class ChatService:
             claims=contract.claims if contract is not None else (),
             invocations=invocations,
             aliases=session.aliases,
+            claims_set_aside=split.claims_set_aside,
         )
+
+    def _unscoped_gap_facts(
+        self,
+        session: _Session,
+        verifier: VerifierRun,
+        verifier_input: VerifierInput,
+        split: ScopeSplit,
+    ) -> list[FactChecked] | None:
+        """The facts as judged without the scope, for the retry context's evidence gaps only.
+
+        The scope is not yet in any request (no prompt, schema or tool knows it; issue 25's
+        later parts), so the next round is told the gaps it was always told, and a recorded
+        round 2 replays byte for byte. The verdict and the route never read these facts.
+        """
+        if not split.set_aside or verifier.output is None:
+            return None
+        unscoped = ScopeSplit(verifier_input.executor_structured_output, [], [])
+        return self._decide(session, verifier, verifier_input, unscoped).facts
 
     # ------------------------------------------------------------------ persistence
 
@@ -247,9 +312,11 @@ class ChatService:
         composition = compose_answer(
             last.route,
             decision=last.decision,
-            contract=last.executor_contract,
+            # a set-aside claim never reaches the answer: the composer sees the in-scope ones
+            contract=split_claims(last.executor_contract, session.scope, session.names).contract,
             executor_final_answer=last.executor_final_answer,
             gatekeeper=last.gatekeeper,
+            off_scope=lambda text: is_off_scope(text, session.scope, session.names),
         )
         answer = composition.answer
         persist_composer_output(self.store, session.session_id, composition.output)
@@ -287,6 +354,7 @@ class ChatService:
             {
                 "session_id": session.session_id,
                 "query": session.query,
+                "scope": session.scope,
                 "status": status,
                 "error": error,
                 "rounds": rounds,
@@ -300,3 +368,11 @@ class ChatService:
                 "tool_call_count": stored["tool_call_count"],
             }
         )
+
+
+def _scope_names(world: World, query: str) -> ScopeNames:
+    """The services a scope can hold: the world's, and any ``…-service`` the question names
+    that the world lacks (a question about payment-service is about it, data or not)."""
+    services = [a.service for a in world.alerts] + [log.service for log in world.logs]
+    services += [*world.aliases, *services_named_in(query)]
+    return ScopeNames.of(services, [a.alert_name for a in world.alerts], world.aliases)

@@ -23,7 +23,9 @@ from pytest_diageval.core.contract.contracts import (
     Verdict,
     VerifierOutput,
 )
+from pytest_diageval.core.contract.scope import ScopeContract
 from pytest_diageval.core.judge.verdict import VerdictDecision
+from pytest_diageval.core.scope.session import SetAsideClaim
 
 __all__ = ["AnswerKind", "ChatResult", "RoundResult", "ToolCallSummary"]
 
@@ -64,6 +66,8 @@ class RoundResult(_Result):
     verifier_failure: str | None = None
     decision: VerdictDecision
     route: RouteDecision
+    # The claims outside the question's scope: never judged, never shown (the rule and why).
+    set_aside: list[SetAsideClaim] = Field(default_factory=list)
 
 
 class ChatResult(_Result):
@@ -71,6 +75,8 @@ class ChatResult(_Result):
 
     session_id: str
     query: str
+    # The question's scope, read from the query once per session (None: a result from before).
+    scope: ScopeContract | None = None
     status: Literal["completed", "error"]
     error: str | None = None
     rounds: list[RoundResult] = Field(default_factory=list)

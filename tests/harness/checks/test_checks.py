@@ -43,6 +43,7 @@ from pytest_diageval.harness.format.scenario import (
     NoEvidenceRow,
     RubricExpectation,
     ScoreRange,
+    SetAsideExpectation,
     TokensExpectation,
     ToolCallsExpectation,
 )
@@ -341,6 +342,7 @@ ONE_OF_EACH: dict[str, Any] = {
     "composer": ComposerExpectation(source="verbatim"),
     "tokens": TokensExpectation(max=10),
     "rubric": RubricExpectation(criteria="只确认告警", min_score=0.8),
+    "set_aside": SetAsideExpectation(claims=[]),
 }
 
 

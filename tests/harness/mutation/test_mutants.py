@@ -280,8 +280,13 @@ def test_extra_sentence_carries_the_text_whose_publication_is_the_harm(
     answer = by_name["statement-number-claim-1-answer"]
     assert answer.contract is not None
     assert answer.contract["user_facing_answer"].endswith(str(answer.forged_text))
+    # A re-attributed claim's harm is its finding about the other service reaching the user: a
+    # question's scope may set it aside and let the PASS rest on the other claims (issue 25).
+    moved = by_name["reattributed-claim-1-all"]
+    assert moved.contract is not None
+    assert moved.forged_text == moved.contract["claims"][0]["claim_text"]
     harmless = [m for m in by_name.values() if not m.kind.startswith("statement-")]
-    assert all(m.forged_text is None for m in harmless if m is not mutant)
+    assert all(m.forged_text is None for m in harmless if m not in (mutant, moved))
 
 
 def _with_bindings(base: MutationBase, *bindings: dict[str, Any]) -> MutationBase:

@@ -9,7 +9,9 @@ every round's record in round order:
 
     verifier_evaluation = {<latest round's record>, "rounds": [<round 1>, <round 2>]}
 
-The final round's record also holds ``composer_output`` (what the answer published: verbatim,
+``scope_set_aside`` lists the round's claims outside the question's scope (claim id, type,
+rules, reason); the session's scope itself is the ``scope_contract`` channel. The final
+round's record also holds ``composer_output`` (what the answer published: verbatim,
 composed or template, the claims used and the claims dropped with the reason).
 
 Each record holds what an auditor needs to answer "what was cited, what was found, why was
@@ -32,6 +34,7 @@ from pytest_diageval.core.contract.contracts import (
 )
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.judge.verdict import VerdictDecision
+from pytest_diageval.core.scope.session import SetAsideClaim
 
 __all__ = [
     "TRACEABILITY_VERSION",
@@ -54,6 +57,7 @@ def build_verifier_evaluation(
     parse_status: ParseStatus,
     route: RouteDecision,
     fallback_reason: str | None,
+    set_aside: Sequence[SetAsideClaim] = (),
 ) -> dict[str, Any]:
     """One round's JSON-ready audit record."""
     if round < 1:
@@ -84,6 +88,7 @@ def build_verifier_evaluation(
         "executor_output_parse_status": parse_status.model_dump(mode="json"),
         "route": route.model_dump(mode="json"),
         "claim_ceilings": [c.model_dump(mode="json") for c in decision.claim_ceilings],
+        "scope_set_aside": [claim.model_dump(mode="json") for claim in set_aside],
     }
 
 

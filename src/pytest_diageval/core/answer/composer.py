@@ -24,6 +24,7 @@ decision is returned as :class:`ComposerOutput`, which ChatService persists in t
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -89,13 +90,17 @@ def compose_answer(
     contract: ExecutorContract | None,
     executor_final_answer: str,
     gatekeeper: GatekeeperResult,
+    off_scope: Callable[[str], bool] | None = None,
 ) -> Composition:
-    """The user-facing answer for a final route (never ``retry``) and what went into it."""
+    """The user-facing answer for a final route (never ``retry``) and what went into it.
+
+    ``off_scope`` says whether a sentence is about what the question's scope leaves out: such a
+    sentence is never published verbatim, whatever claim it resembles (issue 25)."""
     check_route_matches_verdict(route, decision)
     selection = select_claims(decision, contract, gatekeeper, presentable=is_presentable)
     executor_answer = contract.user_facing_answer if contract is not None else executor_final_answer
     if route.action == "direct":
-        composition = _direct(selection, executor_answer)
+        composition = _direct(selection, executor_answer, off_scope or _never_off_scope)
     elif route.action in ("disclaimer", "degraded"):
         if route.action == "disclaimer":
             printed = selection.used
@@ -111,10 +116,16 @@ def compose_answer(
     return composition
 
 
-def _direct(selection: ClaimSelection, executor_answer: str) -> Composition:
+def _never_off_scope(_statement: str) -> bool:
+    return False
+
+
+def _direct(
+    selection: ClaimSelection, executor_answer: str, off_scope: Callable[[str], bool]
+) -> Composition:
     candidate = strip_control(executor_answer).strip()
     sentences = split_sentences(candidate)
-    unbacked = [s for s in sentences if not _allowed(s, selection.used)]
+    unbacked = [s for s in sentences if off_scope(s) or not _allowed(s, selection.used)]
     if selection.used and is_presentable(candidate) and not unbacked:
         backers = {_backing(s, selection.used) for s in sentences}
         shown = [u.claim.claim_id for u in selection.used if u.claim.claim_id in backers]

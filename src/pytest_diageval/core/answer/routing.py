@@ -18,11 +18,12 @@ already failed (and was re-asked), and another round would only repeat the failu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from pytest_diageval.core.contract.contracts import GatekeeperResult, RetryContext
+from pytest_diageval.core.contract.contracts import FactChecked, GatekeeperResult, RetryContext
 from pytest_diageval.core.judge.verdict import VerdictDecision
 
 __all__ = [
@@ -84,13 +85,21 @@ def _action(
     return "disclaimer", f"LOW_CONFID after the last round ({round} of {max_rounds})"
 
 
-def build_retry_context(decision: VerdictDecision, gatekeeper: GatekeeperResult) -> RetryContext:
+def build_retry_context(
+    decision: VerdictDecision,
+    gatekeeper: GatekeeperResult,
+    *,
+    gap_facts: Sequence[FactChecked] | None = None,
+) -> RetryContext:
     """What the next round is told: the verdict, its score and the gaps to fill.
 
     Evidence gaps are the critical facts the verifier left (or the code downgraded to)
-    ``no_evidence``, in the verifier's order without duplicates.
+    ``no_evidence``, in the verifier's order without duplicates: of ``gap_facts`` when given
+    (the facts as judged before the scope set claims aside, see ChatService), else the
+    decision's.
     """
-    gaps = [f.fact for f in decision.facts if f.is_critical and f.verification == "no_evidence"]
+    facts = decision.facts if gap_facts is None else gap_facts
+    gaps = [f.fact for f in facts if f.is_critical and f.verification == "no_evidence"]
     return RetryContext(
         previous_verdict=decision.derived_verdict,
         previous_groundedness_score=decision.derived_score,

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from pytest_diageval.core.answer.routing import RouteDecision
 from pytest_diageval.core.answer.statements import strip_control
 from pytest_diageval.core.contract.contracts import Claim, ExecutorContract, GatekeeperResult
-from pytest_diageval.core.judge.verdict import VerdictDecision
+from pytest_diageval.core.judge.verdict import NO_CLAIM_IN_SCOPE, VerdictDecision
 
 __all__ = [
     "CLAIM_GAP",
@@ -49,6 +49,7 @@ __all__ = [
     "FALLBACK_NEXT_STEPS",
     "INDIRECT_MARK",
     "NEXT_STEPS_HEADING",
+    "NO_CLAIM_IN_SCOPE_GAP",
     "NO_DIRECT_ANSWER",
     "RawLeakError",
     "assert_no_raw_leak",
@@ -83,6 +84,7 @@ NO_DIRECT_ANSWER = "（执行器未给出可展示的回答。）"
 CLAIM_GAP = "{claim_id}（{claim_type}）缺少工具证据"
 CLAIM_GAP_NO_ID = "执行器的一条声明（{claim_type}）缺少工具证据"
 FACT_GAP = "核验列出的一条声明之外的事实缺少工具证据"
+NO_CLAIM_IN_SCOPE_GAP = "执行器的声明都超出了问题的范围，问题范围内的事实没有工具证据"
 FALLBACK_NEXT_STEPS: tuple[str, ...] = (
     "重新查询相关服务当前的告警与监控指标，确认告警状态与数值。",
     "检索相关服务在告警时间窗口内的错误与警告日志。",
@@ -203,6 +205,8 @@ def _gap_lines(decision: VerdictDecision, contract: ExecutorContract | None) -> 
         for fact in decision.facts
         if fact.is_critical and fact.verification == "no_evidence"
     ]
+    if any(override.rule == NO_CLAIM_IN_SCOPE for override in decision.overrides):
+        gaps.append(NO_CLAIM_IN_SCOPE_GAP)  # a fixed line: a set-aside claim is never quoted
     return [f"- {gap}" for gap in dict.fromkeys(gaps)]
 
 

@@ -24,7 +24,7 @@ from pytest_diageval.core.contract.contracts import RetrievalDetails, ToolInvoca
 
 __all__ = ["SELF_EVALUATION_CHANNELS", "Store", "StoreError", "stable_json"]
 
-SELF_EVALUATION_CHANNELS = ("rule_evaluation", "verifier_evaluation")
+SELF_EVALUATION_CHANNELS = ("rule_evaluation", "verifier_evaluation", "scope_contract")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS diagnosis_session (

@@ -32,6 +32,15 @@ the decision. The decision is recomputed from ``facts_checked`` in five steps:
    exactly ``0.5333`` on every platform.
 4. **Gatekeeper cap**: severity ``reject`` → REJECT with score 0.0; ``low_confid`` → at most
    LOW_CONFID, score unchanged.
+5. **Scope** (issue 25; :mod:`pytest_diageval.core.scope.session`). ``claims`` are the
+   in-scope claims only; the claims the question's scope set aside (``claims_set_aside``) are
+   not judged at all, and every verifier fact about one is dropped before step 0 (an
+   ``scope.set_aside`` override each): the verdict rests on the in-scope claims (004: 窄范围
+   "只能围绕用户明确要求的目标对象和主题输出 claim"). A set-aside claim's bindings still count in
+   the gatekeeper's grade (step 4): a forged citation is a reject whatever it was about (004:
+   "伪造 / 张冠李戴类 REJECT"). When claims were set aside and none is left, nothing answers
+   the question: LOW_CONFID with score 0.0 (``scope.no_claim_in_scope``; 004: "如果证据不足，
+   只输出 missing_info，不要补充合理化解释" — the no-evidence path, never a PASS).
 
 Every difference from what the model said, and every change a later step makes to an
 earlier one, is an :class:`Override`.
@@ -65,9 +74,12 @@ from pytest_diageval.core.judge.fact_support import (
     incident_evidence_facts,
     unchecked_claims,
 )
+from pytest_diageval.core.scope.session import about_set_aside
 
 __all__ = [
+    "NO_CLAIM_IN_SCOPE",
     "SCORE_DECIMALS",
+    "SET_ASIDE",
     "VERIFICATION_WEIGHTS",
     "Override",
     "VerdictDecision",
@@ -85,6 +97,8 @@ VERIFICATION_WEIGHTS: dict[FactVerification, Fraction] = {
 }
 """Weight of each label in the score (``contradicted`` zeroes the whole score anyway)."""
 SCORE_DECIMALS = 4
+SET_ASIDE = "scope.set_aside"
+NO_CLAIM_IN_SCOPE = "scope.no_claim_in_scope"
 _WEIGHT_NAMES = {"direct_evidence": "direct", "indirect_support": "indirect"}
 
 
@@ -136,19 +150,22 @@ def derive_verdict(
     *,
     invocations: Sequence[ToolInvocation] = (),
     aliases: Mapping[str, str] | None = None,
+    claims_set_aside: Sequence[Claim] = (),
 ) -> VerdictDecision:
     """Decide the verdict from the verifier's fact labels, the trace and the gatekeeper.
 
     ``claims`` are the executor's structured claims (empty when its output did not parse);
     ``invocations`` are the session's rows (a negative observation's subject is checked
     against what its no-hit searches asked for). Every claim must be checked: one the
-    verifier left out becomes a critical ``no_evidence`` fact.
+    verifier left out becomes a critical ``no_evidence`` fact. ``claims_set_aside`` are the
+    claims outside the question's scope (step 5): their facts are dropped.
     """
     overrides: list[Override] = []
     session_ids = frozenset(session_invocation_ids)
     ceilings = claim_ceilings(claims, gatekeeper, invocations, aliases)
     negative_ids = frozenset(c.claim_id for c in claims if c.claim_type == "negative_observation")
-    facts = force_critical(verifier_output.facts_checked, claims, overrides)
+    facts = _drop_set_aside(verifier_output.facts_checked, claims_set_aside, overrides)
+    facts = force_critical(facts, claims, overrides)
     facts = downgrade_facts(facts, trace_summary, session_ids, negative_ids, overrides)
     facts = anchor_to_claims(facts, claims, ceilings, trace_summary, overrides)
     facts += unchecked_claims(claims, facts, overrides)
@@ -157,6 +174,8 @@ def derive_verdict(
     verdict, score, reason = _matrix(facts, about_claims)
     _record_model_disagreement(verifier_output, verdict, score, reason, overrides)
     verdict = _runbook_cap(verdict, facts, trace_summary, ceilings.values(), overrides)
+    if claims_set_aside and not claims:
+        verdict, score = _no_claim_in_scope(verdict, score, claims_set_aside, overrides)
     verdict, score = _apply_gatekeeper_cap(verdict, score, gatekeeper, overrides)
     return VerdictDecision(
         model_verdict=verifier_output.verdict,
@@ -299,7 +318,41 @@ def _runbook_cap(
     return verdict
 
 
-# --------------------------------------------------------------------------- step 4
+# --------------------------------------------------------------------------- step 4 and 5
+
+
+def _drop_set_aside(
+    facts: Sequence[FactChecked], claims_set_aside: Sequence[Claim], overrides: list[Override]
+) -> list[FactChecked]:
+    """The facts not about a set-aside claim; no ``fact_index`` on the overrides: every later
+    index counts in the facts kept, and a dropped fact is in none of them."""
+    kept: list[FactChecked] = []
+    for fact in facts:
+        if not about_set_aside(fact, claims_set_aside):
+            kept.append(fact)
+            continue
+        overrides.append(
+            Override(
+                rule=SET_ASIDE,
+                fact=fact.fact,
+                from_value=fact.verification,
+                to_value="set aside",
+                reason=f"claim {fact.claim_id or '(by its text)'} is outside the question's scope",
+            )
+        )
+    return kept
+
+
+def _no_claim_in_scope(
+    verdict: Verdict, score: float, claims_set_aside: Sequence[Claim], overrides: list[Override]
+) -> tuple[Verdict, float]:
+    """Always recorded (even over a LOW_CONFID 0.0): the templates name it as the gap."""
+    ids = ", ".join(claim.claim_id for claim in claims_set_aside)
+    reason = f"every claim ({ids}) is outside the question's scope (score {score} -> 0.0)"
+    overrides.append(
+        Override(rule=NO_CLAIM_IN_SCOPE, from_value=verdict, to_value="LOW_CONFID", reason=reason)
+    )
+    return "LOW_CONFID", 0.0
 
 
 def _apply_gatekeeper_cap(

@@ -28,6 +28,7 @@ from pytest_diageval.harness.checks.outcome import (
     set_difference,
 )
 from pytest_diageval.harness.checks.rubric import check_rubric
+from pytest_diageval.harness.checks.scope import check_set_aside
 from pytest_diageval.harness.checks.tokens import check_tokens
 from pytest_diageval.harness.checks.tool_rows import check_no_evidence, check_tool_calls
 from pytest_diageval.harness.format.registry import CheckRegistry, builtin_params
@@ -305,6 +306,7 @@ CHECKS: dict[str, Callable[[Any, ChatResult], CheckOutcome]] = {
     "composer": check_composer,
     "tokens": check_tokens,
     "rubric": check_rubric,
+    "set_aside": check_set_aside,
 }
 # Judge what ChatResult does not hold: the run's tokens, the grader's score (asked after it).
 _NEEDS_USAGE, _NEEDS_GRADE = frozenset({"tokens"}), frozenset({"rubric"})

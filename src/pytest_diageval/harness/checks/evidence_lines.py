@@ -12,6 +12,7 @@ from typing import Any
 
 from pytest_diageval.agents.results import ChatResult, RoundResult, ToolCallSummary
 from pytest_diageval.core.contract.contracts import Claim, GatekeeperResult, ToolInvocation
+from pytest_diageval.core.contract.scope import ScopeContract
 from pytest_diageval.core.evidence.store import stable_json
 
 __all__ = [
@@ -23,6 +24,8 @@ __all__ = [
     "route_lines",
     "route_text",
     "row_values",
+    "scope_line",
+    "set_aside_lines",
     "shorten",
     "streamed_table",
     "table",
@@ -144,6 +147,7 @@ def decision_lines(last: RoundResult) -> list[str]:
         f"override {o.rule}: {o.from_value} -> {o.to_value} ({_one_line(o.reason)})"
         for o in decision.overrides
     ]
+    lines += set_aside_lines(last)
     rows = [
         [
             shorten(fact.fact, 48),
@@ -161,6 +165,30 @@ def decision_lines(last: RoundResult) -> list[str]:
     rules = ", ".join(last.gatekeeper.failed_rules) or "none"
     lines.append(f"gatekeeper: severity {last.gatekeeper.severity}; failed rules: {rules}")
     return lines
+
+
+def scope_line(scope: ScopeContract | None) -> str:
+    """The question's scope in one line (an empty list: the question named none)."""
+    if scope is None:
+        return "scope: (not recorded)"
+
+    def listed(values: Sequence[str]) -> str:
+        return ", ".join(values) or "any"
+
+    narrow = f"narrow ({', '.join(scope.narrow_markers)})" if scope.narrow else "not narrow"
+    return (
+        f"scope: services {listed(scope.services)}; alerts {listed(scope.alerts)};"
+        f" topics {listed(scope.topics)}; excluded {', '.join(scope.excluded) or 'none'};"
+        f" {narrow}; claim types {listed(scope.claim_types)}"
+    )
+
+
+def set_aside_lines(round_result: RoundResult) -> list[str]:
+    """One line per claim the scope set aside: its id, its rules and why."""
+    return [
+        f"set aside {claim.claim_id} ({', '.join(claim.rules)}): {_one_line(claim.reason)}"
+        for claim in round_result.set_aside
+    ]
 
 
 def gatekeeper_lines(gate: GatekeeperResult) -> list[str]:

@@ -31,6 +31,7 @@ from pytest_diageval.core.contract.contracts import (
     Verdict,
 )
 from pytest_diageval.core.evidence.tool_arguments import TOOL_NAMES
+from pytest_diageval.core.scope.claims import SCOPE_RULES
 from pytest_diageval.harness.format.rule_names import GatekeeperRule
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "ParseStatusName",
     "RubricExpectation",
     "ScoreRange",
+    "SetAsideExpectation",
     "StrictModel",
     "TokensExpectation",
     "ToolCallsExpectation",
@@ -57,6 +59,8 @@ EvidenceTool = Literal["query_metrics", "query_logs", "lookup_knowledge"]
 # The Literal gives editors an enum; this fails at import if it drifts from the tools.
 assert get_args(EvidenceTool) == EVIDENCE_TOOLS, "EvidenceTool must equal EVIDENCE_TOOLS"
 ParseStatusName = Literal["valid", "failed"]
+ScopeRule = Literal["scope.out_of_scope", "scope.excluded_topic", "scope.narrow_claim_type"]
+assert get_args(ScopeRule) == SCOPE_RULES, "ScopeRule must equal core.scope.claims.SCOPE_RULES"
 
 NonEmptyText = Annotated[str, Field(min_length=1, pattern=r"\S")]
 _Keywords = Annotated[list[NonEmptyText], Field(min_length=1)]
@@ -268,6 +272,21 @@ class RubricExpectation(StrictModel):
     min_score: _Score = Field(description="Lowest passing grader score, inclusive (0..1). 最低分。")
 
 
+class SetAsideExpectation(StrictModel):
+    """The claims the question's scope set aside in the final round (never judged, never shown)."""
+
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+
+    claims: list[str] | None = Field(None, description="Exact set of claim ids ([]: none).")
+    rules: list[ScopeRule] | None = Field(None, description="Exact set of the rules they broke.")
+
+    @model_validator(mode="after")
+    def _check_something(self) -> Self:
+        _require_any(self, ("claims", "rules"))
+        no_duplicates(self.claims, "claims")
+        return self
+
+
 class Expect(StrictModel):
     """What the run must show. Every key present becomes its own pytest item."""
 
@@ -309,6 +328,7 @@ class Expect(StrictModel):
     composer: ComposerExpectation | None = None
     tokens: TokensExpectation | None = None
     rubric: RubricExpectation | None = None
+    set_aside: SetAsideExpectation | None = None
 
     @field_validator("verdict")
     @classmethod

@@ -34,6 +34,10 @@ from pytest_diageval.harness.mutation.replay import (
     plan_replay,
     run_mutant,
 )
+from pytest_diageval.harness.mutation.scope_mutants import (
+    scope_mutants,
+    without_set_aside_targets,
+)
 from pytest_diageval.harness.report.reporter import audit_trail
 
 __all__ = [
@@ -90,7 +94,9 @@ class MutationNode(ScenarioNode):
         if self.plan is None:  # no PASS, nothing a forgery could sneak through
             yield self._tagged(NotMutatedItem.from_parent(self, name=NOT_MUTATED_ITEM))
             return
-        for mutant in derive_mutants(self.plan.base):
+        scoped = scope_mutants(self.plan.base, self.plan.baseline)  # issue 25's kinds, last
+        mutants = [*derive_mutants(self.plan.base), *scoped]
+        for mutant in without_set_aside_targets(mutants, self.plan.baseline):
             name = f"mutant[{mutant.name}]"
             yield self._tagged(MutantItem.from_parent(self, name=name, mutant=mutant))
 

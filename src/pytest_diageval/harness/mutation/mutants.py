@@ -1,10 +1,9 @@
 """Mutants of a PASS: forged variants of the last executor contract and of the verifier output.
 
-``derive_mutants`` is pure: from the contract and verifier output of a run that reached PASS,
-the session's real invocations and the world's services, it derives one mutant per kind and
-citation, in a fixed order, as the JSON the model would have sent (or, for a planted
-injection, the world item to edit). Running them is :mod:`.replay`'s job. The kinds, and the
-seed rule each must be stopped by, are listed in :mod:`.kinds`.
+``derive_mutants`` is pure: from the contract and verifier output of a PASS, the session's real
+invocations and the world's services, it derives one mutant per kind and citation, in a fixed
+order, as the JSON the model would have sent (or, for a planted injection, the world item to
+edit). Running them is :mod:`.replay`'s job; the kinds and their seed rules are :mod:`.kinds`.
 
 A mutation with nothing to work on (no digit, no runbook, ...) or one identical to an earlier
 mutant changes nothing new: it is *equivalent by construction*, kept with the reason, not run.
@@ -340,6 +339,7 @@ class _Context:
             claim["claim_text"] = claim["claim_text"].replace(service, others[0])
             answer = contract.get("user_facing_answer", "")
             contract["user_facing_answer"] = answer.replace(service, others[0])
+        self.forged[("reattributed", self.claim_tokens[index], "all")] = claim["claim_text"]
         return f"claim and answer say {others[0]} instead of {', '.join(named)}", contract, None
 
     def _demoted(self, index: int) -> _Outcome:

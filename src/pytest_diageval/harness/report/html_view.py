@@ -40,6 +40,8 @@ def round_view(anchor: str, round_data: Data, invocations: Sequence[Data]) -> di
     items = _evidence_items(anchor, invocations)
     citers = _citers(prefix, contract, gatekeeper.get("checked_bindings") or [], items)
     _labels(citers["claims"], round_data, decision)
+    set_aside = list(round_data.get("set_aside") or [])
+    _mark_set_aside(citers["claims"], set_aside)
     return {
         "number": round_data.get("round"),
         "retry_context": round_data.get("retry_context"),
@@ -63,7 +65,15 @@ def round_view(anchor: str, round_data: Data, invocations: Sequence[Data]) -> di
         "claimless_facts": _claimless_facts(decision, citers["claims"]),
         "route": round_data.get("route") or {},
         "composer": round_data.get("composer_output"),
+        "set_aside": set_aside,
     }
+
+
+def _mark_set_aside(claims: Sequence[dict[str, Any]], set_aside: Sequence[Data]) -> None:
+    """Each claim the question's scope set aside carries its rules and reason."""
+    by_id = {claim.get("claim_id"): claim for claim in set_aside}
+    for claim in claims:
+        claim["set_aside"] = by_id.get(claim["name"])
 
 
 # --------------------------------------------------------------------------- evidence items
@@ -195,6 +205,7 @@ def _citer(
         "final_facts": [],
         "overrides": [],
         "ceiling": None,
+        "set_aside": None,
     }
 
 

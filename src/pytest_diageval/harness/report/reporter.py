@@ -23,6 +23,7 @@ from pytest_diageval.harness.checks.evidence_lines import (
     decision_lines,
     gatekeeper_lines,
     route_text,
+    scope_line,
     streamed_table,
     table,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "audit_record",
     "audit_trail",
     "scenario_summary",
+    "scope_summary",
 ]
 
 VERDICTS = ("PASS", "LOW_CONFID", "REJECT")
@@ -58,6 +60,7 @@ def scenario_summary(scenario: Scenario, run: ScenarioRun, *more: ScenarioRun) -
         "expected_verdict": expected_text,
         **_sample_row(run),
         "usage": TokenUsage.combined([sample.usage for sample in (run, *more)]).as_dict(),
+        **scope_summary(run.result),
     }
     if more:
         samples = [_sample_row(sample) for sample in (run, *more)]
@@ -84,6 +87,18 @@ def _agreement(verdicts: list[str]) -> str:
     return f"{Counter(verdicts).most_common(1)[0][1]}/{len(verdicts)}"
 
 
+def scope_summary(result: ChatResult | None) -> dict[str, Any]:
+    """The question's scope and the claims it set aside (each round's: claim id, round, rules);
+    ``scope`` is None when the scenario did not run."""
+    scope = None if result is None or result.scope is None else result.scope.model_dump()
+    set_aside = [
+        {"round": r.round, "claim_id": claim.claim_id, "rules": list(claim.rules)}
+        for r in ([] if result is None else result.rounds)
+        for claim in r.set_aside
+    ]
+    return {"scope": scope, "set_aside": set_aside}
+
+
 def _text(value: str | None) -> str:
     return NO_VERDICT if value is None else value
 
@@ -93,7 +108,7 @@ def _text(value: str | None) -> str:
 
 def audit_trail(result: ChatResult) -> str:
     """A compact, readable account of the session for a failure report (no JSON walls)."""
-    lines = [f"session {result.session_id}: status={result.status}"]
+    lines = [f"session {result.session_id}: status={result.status}", scope_line(result.scope)]
     if result.error:
         lines.append(f"error: {result.error}")
     composer = None if result.composer_output is None else result.composer_output.model_dump()

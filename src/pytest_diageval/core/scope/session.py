@@ -1,0 +1,132 @@
+"""One session's scope, and the claims it sets aside (issue 25 part 2).
+
+:func:`session_scope` is the session's :class:`ScopeContract`: the floor read from the query
+(:func:`~.floor.scope_floor`), in a world of :class:`ScopeNames`. The planner's proposal is a
+later step: :func:`session_scope` takes it already (``proposed``) and applies it with
+:func:`~.floor.narrowed`, so it can narrow the floor and never widen it.
+
+:func:`split_claims` judges every claim of a contract with :func:`~.claims.scope_problems`. A
+claim with any finding is *set aside*: it is left out of the contract the verdict and the
+answer read (never a finding, never the answer's text) and kept in the audit as a
+:class:`SetAsideClaim` (its id, the rules, the reasons). What each rule then does to severity
+and verdict is :mod:`pytest_diageval.core.judge.verdict`'s step 5.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict
+
+from pytest_diageval.core.contract.contracts import Claim, ExecutorContract, FactChecked
+from pytest_diageval.core.contract.scope import ScopeContract
+from pytest_diageval.core.scope.claims import EXCLUDED_TOPIC, OUT_OF_SCOPE, scope_problems
+from pytest_diageval.core.scope.floor import narrowed, scope_floor
+
+__all__ = [
+    "ScopeNames",
+    "ScopeSplit",
+    "SetAsideClaim",
+    "about_set_aside",
+    "is_off_scope",
+    "session_scope",
+    "split_claims",
+]
+
+
+@dataclass(frozen=True)
+class ScopeNames:
+    """What a question and a claim can name: the world's services (with their aliases) and
+    its alert names. Sorted and unique, so the scope of a query is the same on every run."""
+
+    services: tuple[str, ...]
+    alerts: tuple[str, ...] = ()
+    aliases: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        services: Sequence[str],
+        alerts: Sequence[str] = (),
+        aliases: Mapping[str, Sequence[str]] | None = None,
+    ) -> ScopeNames:
+        return cls(tuple(sorted(set(services))), tuple(sorted(set(alerts))), dict(aliases or {}))
+
+
+class SetAsideClaim(BaseModel):
+    """A claim outside the question's scope: what it was, which rules it broke and why."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    claim_id: str
+    claim_type: str
+    rules: list[str]
+    reason: str
+
+
+@dataclass(frozen=True)
+class ScopeSplit:
+    """A contract with its out-of-scope claims taken out, and those claims."""
+
+    contract: ExecutorContract | None
+    set_aside: list[SetAsideClaim]
+    claims_set_aside: list[Claim]
+
+
+def session_scope(
+    query: str, names: ScopeNames, proposed: ScopeContract | None = None
+) -> tuple[ScopeContract, list[str]]:
+    """The session's scope and what a proposal tried to widen (``[]`` without one)."""
+    floor = scope_floor(query, names.services, names.alerts, names.aliases)
+    if proposed is None:  # the seam: the planner's proposed scope_contract, when it has one
+        return floor, []
+    return narrowed(floor, proposed)
+
+
+def split_claims(
+    contract: ExecutorContract | None, scope: ScopeContract, names: ScopeNames
+) -> ScopeSplit:
+    """Judge every claim against ``scope``; the contract keeps the in-scope claims only."""
+    if contract is None:
+        return ScopeSplit(None, [], [])
+    kept: list[Claim] = []
+    set_aside: list[SetAsideClaim] = []
+    outside: list[Claim] = []
+    for claim in contract.claims:
+        problems = scope_problems(
+            claim.claim_type, claim.claim_text, scope, names.services, names.alerts, names.aliases
+        )
+        if not problems:
+            kept.append(claim)
+            continue
+        outside.append(claim)
+        set_aside.append(
+            SetAsideClaim(
+                claim_id=claim.claim_id,
+                claim_type=claim.claim_type,
+                rules=[problem.rule for problem in problems],
+                reason="; ".join(problem.message for problem in problems),
+            )
+        )
+    if not outside:
+        return ScopeSplit(contract, [], [])
+    return ScopeSplit(contract.model_copy(update={"claims": kept}), set_aside, outside)
+
+
+def about_set_aside(fact: FactChecked, claims_set_aside: Sequence[Claim]) -> bool:
+    """Whether a verifier fact is about a set-aside claim: by its ``claim_id``, or, without
+    one, by the claim's identical text (how the judge ties a fact to a claim)."""
+    if fact.claim_id is not None:
+        return any(fact.claim_id == claim.claim_id for claim in claims_set_aside)
+    text = fact.fact.strip()
+    return any(claim.claim_text.strip() == text for claim in claims_set_aside)
+
+
+def is_off_scope(text: str, scope: ScopeContract, names: ScopeNames) -> bool:
+    """Whether a sentence of an answer names a service, alert or topic the question's scope
+    leaves out or excludes (the claim-type rule is for claims: a sentence has no type)."""
+    problems = scope_problems(
+        "observation", text, scope, names.services, names.alerts, names.aliases
+    )
+    return any(problem.rule in (OUT_OF_SCOPE, EXCLUDED_TOPIC) for problem in problems)

@@ -1,0 +1,38 @@
+"""The ``set_aside`` expectation: which claims the question's scope set aside, and by which rules.
+
+``set_aside: {claims: [claim-2], rules: [scope.out_of_scope]}`` (issue 25). Both lists are exact
+sets over the final round (``claims: []`` says nothing was set aside); rules are the three
+public names of :mod:`pytest_diageval.core.scope.claims`.
+"""
+
+from __future__ import annotations
+
+from pytest_diageval.agents.results import ChatResult
+from pytest_diageval.harness.checks import evidence_lines as ev
+from pytest_diageval.harness.checks.outcome import (
+    CheckOutcome,
+    describe_expected,
+    needs_rounds,
+    set_difference,
+)
+from pytest_diageval.harness.format.scenario import SetAsideExpectation
+
+__all__ = ["check_set_aside"]
+
+
+@needs_rounds
+def check_set_aside(expected: SetAsideExpectation, result: ChatResult) -> CheckOutcome:
+    """The final round's set-aside claims and their rules, as exact sets."""
+    last = result.rounds[-1]
+    ids = [claim.claim_id for claim in last.set_aside]
+    rules = list(dict.fromkeys(rule for claim in last.set_aside for rule in claim.rules))
+    problems: list[str] = []
+    if expected.claims is not None:
+        problems += set_difference("claims", expected.claims, ids)
+    if expected.rules is not None:
+        problems += set_difference("rules", list(expected.rules), rules)
+    actual = f"round {last.round} set aside {ids or 'nothing'}" + (
+        f" (rules: {', '.join(rules)})" if rules else ""
+    )
+    details = [*problems, ev.scope_line(result.scope), *ev.set_aside_lines(last)]
+    return CheckOutcome(not problems, describe_expected(expected), actual, details)

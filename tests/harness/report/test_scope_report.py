@@ -1,0 +1,86 @@
+"""The question's scope and the claims it set aside, in every report: the audit trail of a
+failure, the JSON summary and the HTML page (issue 25)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from pytest_diageval.agents.results import ChatResult
+from pytest_diageval.harness.report.html import render_html
+from pytest_diageval.harness.report.reporter import audit_trail
+from support.html_page import parse_html
+from support.reports import SHIPPED, report_of
+
+OUT_OF_SCOPE = SHIPPED / "scope" / "out-of-scope-verified-claim.yaml"
+NONE_IN_SCOPE = SHIPPED / "scope" / "no-claim-in-scope.yaml"
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, Any]:
+    return report_of([OUT_OF_SCOPE, NONE_IN_SCOPE])
+
+
+def _entry(report: dict[str, Any], scenario_id: str) -> dict[str, Any]:
+    return next(e for e in report["scenarios"] if e["id"] == scenario_id)
+
+
+def test_the_json_summary_holds_the_scope_and_every_rounds_set_aside_claims(
+    report: dict[str, Any],
+) -> None:
+    summary = _entry(report, "scope-out-of-scope-verified-claim")["summary"]
+    assert (summary["scope"]["services"], summary["scope"]["alerts"]) == (
+        ["order-service"],
+        ["HighMemoryUsage"],
+    )
+    assert summary["set_aside"] == [
+        {"round": 1, "claim_id": "claim-2", "rules": ["scope.out_of_scope"]}
+    ]
+    retried = _entry(report, "scope-no-claim-in-scope")["summary"]["set_aside"]
+    assert [(row["round"], row["claim_id"]) for row in retried] == [(1, "claim-1"), (2, "claim-1")]
+
+
+def test_the_audit_trail_says_the_scope_and_each_set_aside_claim_with_its_rule(
+    report: dict[str, Any],
+) -> None:
+    data = copy.deepcopy(_entry(report, "scope-out-of-scope-verified-claim")["result"])
+    for row in data["invocations"]:
+        row["duration_ms"] = 0  # the JSON report leaves wall-clock durations out
+    result = ChatResult.model_validate(data)
+    lines = audit_trail(result).splitlines()
+    assert lines[1] == (
+        "scope: services order-service; alerts HighMemoryUsage; topics any; excluded none;"
+        " narrow (只确认, 是否存在 highmemoryusage 告警); claim types observation,"
+        " negative_observation"
+    )
+    (aside,) = [line.strip() for line in lines if line.strip().startswith("set aside")]
+    assert aside.startswith("set aside claim-2 (scope.out_of_scope): the claim is about")
+    assert "payment-service" in aside
+
+
+def test_the_page_shows_the_scope_and_marks_the_set_aside_claim(report: dict[str, Any]) -> None:
+    page = parse_html(render_html(report, None))
+    section = page.by_id("scenario-scope-out-of-scope-verified-claim")
+    (scope,) = section.find_all("p", "scope")
+    assert scope.text().startswith(
+        "scope (read from the question): services order-service · alerts HighMemoryUsage"
+    )
+    (table,) = section.find_all("table", "set-aside")
+    rows = [row.cells() for row in table.find_all("tr")[1:]]
+    assert [row[:2] for row in rows] == [["claim-2", "scope.out_of_scope"]]
+    claims = {c.text()[:7]: c for c in section.find_all("div", "claim")}
+    assert "set aside: scope.out_of_scope" in claims["claim-2"].text()
+    assert "set aside" not in claims["claim-1"].text()
+
+
+def test_a_report_from_before_the_scope_still_renders(report: dict[str, Any]) -> None:
+    older = copy.deepcopy(report)
+    for entry in older["scenarios"]:
+        del entry["result"]["scope"]
+        for round_data in entry["result"]["rounds"]:
+            del round_data["set_aside"]
+    page = parse_html(render_html(older, None))
+    assert page.find_all("p", "scope") == []
+    assert page.find_all("table", "set-aside") == []
