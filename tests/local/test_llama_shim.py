@@ -80,7 +80,7 @@ def test_required_picks_a_function_by_grammar_then_generates_bounded_arguments()
     assert arguments["prompt"] == prompt + "functions.query_logs:\n"
     assert arguments["max_tokens"] == 200
     assert arguments["temperature"] == 0.0
-    assert arguments["stop"] == ["<|im_end|>"]
+    assert arguments["stop"] == ["<end_of_turn>"]
     rules = grammar_text(arguments)
     assert rules is not None
     assert '"1" | "2" | "3"' in rules  # the bounded limit as an enum
@@ -104,7 +104,7 @@ def test_auto_may_pick_a_message_which_is_generated_without_a_grammar() -> None:
     response = llama_shim.handler(llama, MESSAGES, tools=[SUBMIT], max_tokens=None)
     pick, message = llama.calls
     assert grammar_text(pick) == name_choice_grammar(["submit"], allow_message=True)
-    assert message["prompt"].endswith("<|im_start|>assistant\nmessage:\n")
+    assert message["prompt"].endswith("<start_of_turn>model\nmessage:\n")
     assert message["grammar"] is None
     assert message["max_tokens"] == llama_shim.MAX_TOKENS == 2048
     assert response["choices"][0]["message"] == {"role": "assistant", "content": "nothing to call"}

@@ -5,10 +5,12 @@ it. llama-cpp-python 0.3.36's ``chatml-function-calling`` handler cannot carry a
 it drops tools sent without ``tool_choice``, renders ``role: tool`` messages empty,
 HTML-escapes every message, rejects ``tool_choice: "required"``, generates the arguments of an
 ``"auto"`` call without any token limit (and then loops for more calls), ignores an integer's
-``minimum``/``maximum`` in its grammar and has no time bound. This module registers its own
-handler, ``diageval-chatml-tools``, and starts the stock server with it. The handler keeps the
-stock prompt's shape; everything it decides without the model is in
-:mod:`pytest_diageval.local.chat` (tested in CI):
+``minimum``/``maximum`` in its grammar and has no time bound; its ChatML turn markers are
+ordinary text to Gemma, and it never shows the model a tool's description. This module
+registers its own handler, ``diageval-gemma-tools``, and starts the stock server with it. The
+handler prompts in Gemma 3's own chat template with the tools described in the first user
+turn; everything it decides without the model is in :mod:`pytest_diageval.local.chat` (tested
+in CI):
 
 * no tools or ``tool_choice: "none"``: a plain completion (``response_format`` with a JSON
   schema or ``json_object`` is honoured by a grammar);
@@ -45,6 +47,7 @@ from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
 
 from pytest_diageval.local import sampling as llama_sampling
 from pytest_diageval.local.chat import (
+    END_OF_TURN,
     MESSAGE_PREFIX,
     Envelope,
     ToolPlan,
@@ -61,7 +64,7 @@ from pytest_diageval.local.chat import (
 
 __all__ = ["CHAT_FORMAT", "GENERATION_TIMEOUT", "MAX_TOKENS", "handler", "main"]
 
-CHAT_FORMAT = "diageval-chatml-tools"
+CHAT_FORMAT = "diageval-gemma-tools"
 # An evidence contract needs several hundred tokens; an answer longer than this is never a
 # better one (and under a JSON grammar a 270M model makes about one token a second here).
 MAX_TOKENS = 2048
@@ -86,7 +89,6 @@ COMPLETION_KEYS = (
     "logits_processor",
     "logit_bias",
 )
-END_OF_TURN = "<|im_end|>"
 
 # Greedy grammar sampling checks the best token first (llama.cpp's shortcut): see the module.
 if os.environ.get("DIAGEVAL_STOCK_GRAMMAR_SAMPLER") != "1":  # 1: the stock sampler, to compare
@@ -192,7 +194,7 @@ def handler(
     grammar: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
-    """The ``diageval-chatml-tools`` chat handler (see the module docstring)."""
+    """The ``diageval-gemma-tools`` chat handler (see the module docstring)."""
     if stream:
         raise ValueError(f"{CHAT_FORMAT} does not stream; send stream=false")
     if not tools and functions:
