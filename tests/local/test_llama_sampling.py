@@ -148,7 +148,10 @@ def test_live_sampling_at_temperature_follows_the_schema_and_the_seed(tmp_path: 
         "model": "gemma3-270m",
         "temperature": 0.8,
         "max_tokens": 100,
-        "response_format": {"type": "json_object", "schema": ALERT_SCHEMA},
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "alert", "schema": ALERT_SCHEMA},
+        },
     }
     with LocalServer(log_path=tmp_path / "server.log") as server:
         # A first request puts the prompt in the cache, so both seeded ones below reuse it the

@@ -157,3 +157,21 @@ def test_within_the_deadline_the_stopping_criterion_lets_generation_go_on() -> N
 def test_streaming_is_refused_with_a_clear_error() -> None:
     with pytest.raises(ValueError, match="does not stream"):
         llama_shim.handler(StandInLlama(), MESSAGES, stream=True)
+
+
+def test_the_server_accepts_openais_json_schema_response_format() -> None:
+    from llama_cpp.server.types import CreateChatCompletionRequest
+
+    response_format = {"type": "json_schema", "json_schema": {"name": "a", "schema": {}}}
+    request = CreateChatCompletionRequest(messages=MESSAGES, response_format=response_format)
+    assert request.response_format == response_format
+
+
+def test_a_json_schema_response_format_constrains_the_plain_completion() -> None:
+    llama = StandInLlama('{"ok": true}')
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    response_format = {"type": "json_schema", "json_schema": {"name": "a", "schema": schema}}
+    llama_shim.handler(llama, MESSAGES, response_format=response_format)
+    rules = grammar_text(llama.calls[0])
+    assert rules is not None
+    assert 'ok-kv ::= "\\"ok\\"" space ":" space boolean' in rules

@@ -12,8 +12,9 @@ handler prompts in Gemma 3's own chat template with the tools described in the f
 turn; everything it decides without the model is in :mod:`pytest_diageval.local.chat` (tested
 in CI):
 
-* no tools or ``tool_choice: "none"``: a plain completion (``response_format`` with a JSON
-  schema or ``json_object`` is honoured by a grammar);
+* no tools or ``tool_choice: "none"``: a plain completion (``response_format`` is honoured by a
+  grammar: OpenAI's ``json_schema``, llama.cpp's ``json_object`` with or without a
+  ``schema``);
 * ``"auto"`` (also tools without a choice, OpenAI's default): a grammar makes the model pick
   ``functions.<name>:`` or ``message:``, then it generates that;
 * ``"required"``: the same pick among the offered functions only;
@@ -38,7 +39,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, NotRequired
+from typing import Any, Literal, NotRequired
 
 import llama_cpp.llama_chat_format as chat_format
 import llama_cpp.llama_types as llama_types
@@ -98,6 +99,11 @@ if os.environ.get("DIAGEVAL_STOCK_GRAMMAR_SAMPLER") != "1":  # 1: the stock samp
 llama_types.ChatCompletionRequestAssistantMessage.__annotations__["content"] = NotRequired[
     str | None
 ]
+# OpenAI's structured-output form, {"type": "json_schema", "json_schema": {"schema": …}}, next
+# to llama.cpp's {"type": "json_object", "schema": …}: the stock request model rejects it.
+_response_format: dict[str, Any] = llama_types.ChatCompletionRequestResponseFormat.__annotations__
+_response_format["type"] = Literal["text", "json_object", "json_schema"]
+_response_format["json_schema"] = NotRequired[dict[str, Any]]
 
 
 class _Request:
