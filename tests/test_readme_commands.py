@@ -59,7 +59,7 @@ def test_the_readme_names_the_python_version_pyproject_requires() -> None:
 def test_the_server_internals_live_in_their_own_page() -> None:
     assert "[docs/local-model.md](docs/local-model.md)" in README
     page = (ROOT / "docs" / "local-model.md").read_text("utf-8")
-    for moved in ("262,144", "finish_reason", "SIGKILL", "diageval-chatml-tools"):
+    for moved in ("262,144", "finish_reason", "SIGKILL", "diageval-gemma-tools"):
         assert moved in page
         assert moved not in README
 

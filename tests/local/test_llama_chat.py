@@ -35,6 +35,11 @@ QUERY_LOGS = {
     "type": "function",
     "function": {"name": "query_logs", "description": "logs", "parameters": QUERY_LOGS_PARAMETERS},
 }
+CALL = {
+    "id": "call_1",
+    "type": "function",
+    "function": {"name": "submit", "arguments": "{}"},
+}
 SUBMIT = {
     "type": "function",
     "function": {"name": "submit", "parameters": {"type": "object", "properties": {}}},
@@ -43,10 +48,18 @@ SUBMIT = {
 # ------------------------------------------------------------------ prompt
 
 
-def test_prompt_lists_the_tools_in_the_system_turn_and_renders_a_whole_exchange() -> None:
+FORMAT_TEXT = (
+    "\nRespond with either one message or one function call."
+    "\n\nTo respond with a message, begin with 'message:':\n\nmessage:\n<message>"
+    "\n\nTo call a function, begin with 'functions.<function_name>:' and give its arguments"
+    ' as JSON:\n\nfunctions.<function_name>:\n{ "arg1": "value1", "arg2": "value2" }'
+)
+
+
+def test_prompt_opens_the_first_user_turn_with_system_text_and_described_tools() -> None:
     messages = [
         {"role": "system", "content": "查 <user_query> & 证据"},
-        {"role": "user", "content": "order-service 告警?"},
+        {"role": "user", "content": "order-service 告警?\n"},
         {
             "role": "assistant",
             "content": None,
@@ -62,51 +75,67 @@ def test_prompt_lists_the_tools_in_the_system_turn_and_renders_a_whole_exchange(
     ]
     parameters = json.dumps(QUERY_LOGS_PARAMETERS, ensure_ascii=False)
     assert render_prompt(messages, [QUERY_LOGS, SUBMIT]) == (
-        "<|im_start|>system\n查 <user_query> & 证据"
+        "<start_of_turn>user\n查 <user_query> & 证据"
         "\n\nYou have access to the following functions:\n"
-        f"\nfunctions.query_logs:\n{parameters}\n"
-        '\nfunctions.submit:\n{"type": "object", "properties": {}}\n'
-        "\n\nYou can respond to users messages with either a single message or one or more"
-        " function calls."
-        "\n\nTo respond with a message begin the message with 'message:', use the following"
-        " format:\n\nmessage:\n<message>"
-        "\n\nTo respond with one or more function calls begin the message with"
-        " 'functions.<function_name>:', use the following format:"
-        '\n\nfunctions.<function_name>:\n{ "arg1": "value1", "arg2": "value2" }'
-        '\nfunctions.<function_name>:\n{ "arg1": "value1", "arg2": "value2" }<|im_end|>\n'
-        "<|im_start|>user\norder-service 告警?<|im_end|>\n"
-        '<|im_start|>assistant\nfunctions.query_logs:\n{"service": "order-service"}<|im_end|>\n'
-        "<|im_start|>user\nERROR <OOM> in order-service<|im_end|>\n"
-        "<|im_start|>assistant\n"
+        f"\nfunctions.query_logs:\nlogs\nParameters: {parameters}\n"
+        '\nfunctions.submit:\nParameters: {"type": "object", "properties": {}}\n'
+        f"{FORMAT_TEXT}"
+        "\n\norder-service 告警?<end_of_turn>\n"  # Gemma's template trims each message
+        '<start_of_turn>model\nfunctions.query_logs:\n{"service": "order-service"}<end_of_turn>\n'
+        "<start_of_turn>user\nERROR <OOM> in order-service<end_of_turn>\n"
+        "<start_of_turn>model\n"
     )
     assert '"行数"' in parameters  # not \\u-escaped: the model reads the Chinese description
 
 
-def test_prompt_without_tools_is_plain_chatml() -> None:
+def test_prompt_without_tools_follows_gemmas_template() -> None:
     messages = [
         {"role": "system", "content": "S"},
         {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
-        {"role": "assistant", "content": "answer"},
+        {"role": "assistant", "content": " answer "},
         {"role": "user", "content": "again"},
     ]
+    # The rendering of Gemma 3's tokenizer_config.json chat template for these messages.
     assert render_prompt(messages, None) == (
-        "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nab<|im_end|>\n"
-        "<|im_start|>assistant\nanswer<|im_end|>\n<|im_start|>user\nagain<|im_end|>\n"
-        "<|im_start|>assistant\n"
+        "<start_of_turn>user\nS\n\nab<end_of_turn>\n"
+        "<start_of_turn>model\nanswer<end_of_turn>\n"
+        "<start_of_turn>user\nagain<end_of_turn>\n"
+        "<start_of_turn>model\n"
     )
 
 
-def test_prompt_with_tools_marks_an_earlier_message_and_shows_tools_without_a_system_turn() -> None:
+def test_turns_alternate_tool_results_and_later_system_text_join_the_user_turn() -> None:
     messages = [
         {"role": "user", "content": "q"},
-        {"role": "assistant", "content": "hello"},
+        {"role": "assistant", "content": None, "tool_calls": [CALL]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "first"},
+        {"role": "tool", "tool_call_id": "call_2", "content": "second"},
+        {"role": "system", "content": "hurry"},
+        {"role": "user", "content": "next"},
     ]
+    prompt = render_prompt(messages, None)
+    assert prompt.endswith(
+        "<start_of_turn>user\nfirst\n\nsecond\n\nhurry\n\nnext<end_of_turn>\n<start_of_turn>model\n"
+    )
+    assert "system" not in prompt.replace("hurry", "")  # Gemma has no system role
+
+
+def test_prompt_with_tools_and_no_system_message_still_describes_them_first() -> None:
+    messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "hello"}]
     prompt = render_prompt(messages, [SUBMIT])
     assert prompt.startswith(
-        "<|im_start|>system\nYou have access to the following functions:\n\nfunctions.submit:\n"
+        "<start_of_turn>user\nYou have access to the following functions:\n\nfunctions.submit:\n"
     )
-    assert "<|im_start|>assistant\nmessage:\nhello<|im_end|>\n" in prompt
-    assert prompt.count("<|im_start|>system") == 1
+    assert f"{FORMAT_TEXT}\n\nq<end_of_turn>\n" in prompt
+    assert "<start_of_turn>model\nmessage:\nhello<end_of_turn>\n" in prompt
+
+
+def test_a_conversation_opening_with_the_model_gets_a_user_turn_for_the_system_text() -> None:
+    messages = [{"role": "system", "content": "S"}, {"role": "assistant", "content": "hi"}]
+    assert render_prompt(messages, None) == (
+        "<start_of_turn>user\nS<end_of_turn>\n<start_of_turn>model\nhi<end_of_turn>\n"
+        "<start_of_turn>model\n"
+    )
 
 
 def test_text_of_content_forms() -> None:

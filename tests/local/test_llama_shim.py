@@ -80,7 +80,7 @@ def test_required_picks_a_function_by_grammar_then_generates_bounded_arguments()
     assert arguments["prompt"] == prompt + "functions.query_logs:\n"
     assert arguments["max_tokens"] == 200
     assert arguments["temperature"] == 0.0
-    assert arguments["stop"] == ["<|im_end|>"]
+    assert arguments["stop"] == ["<end_of_turn>"]
     rules = grammar_text(arguments)
     assert rules is not None
     assert '"1" | "2" | "3"' in rules  # the bounded limit as an enum
@@ -104,7 +104,7 @@ def test_auto_may_pick_a_message_which_is_generated_without_a_grammar() -> None:
     response = llama_shim.handler(llama, MESSAGES, tools=[SUBMIT], max_tokens=None)
     pick, message = llama.calls
     assert grammar_text(pick) == name_choice_grammar(["submit"], allow_message=True)
-    assert message["prompt"].endswith("<|im_start|>assistant\nmessage:\n")
+    assert message["prompt"].endswith("<start_of_turn>model\nmessage:\n")
     assert message["grammar"] is None
     assert message["max_tokens"] == llama_shim.MAX_TOKENS == 2048
     assert response["choices"][0]["message"] == {"role": "assistant", "content": "nothing to call"}
@@ -157,3 +157,21 @@ def test_within_the_deadline_the_stopping_criterion_lets_generation_go_on() -> N
 def test_streaming_is_refused_with_a_clear_error() -> None:
     with pytest.raises(ValueError, match="does not stream"):
         llama_shim.handler(StandInLlama(), MESSAGES, stream=True)
+
+
+def test_the_server_accepts_openais_json_schema_response_format() -> None:
+    from llama_cpp.server.types import CreateChatCompletionRequest
+
+    response_format = {"type": "json_schema", "json_schema": {"name": "a", "schema": {}}}
+    request = CreateChatCompletionRequest(messages=MESSAGES, response_format=response_format)
+    assert request.response_format == response_format
+
+
+def test_a_json_schema_response_format_constrains_the_plain_completion() -> None:
+    llama = StandInLlama('{"ok": true}')
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    response_format = {"type": "json_schema", "json_schema": {"name": "a", "schema": schema}}
+    llama_shim.handler(llama, MESSAGES, response_format=response_format)
+    rules = grammar_text(llama.calls[0])
+    assert rules is not None
+    assert 'ok-kv ::= "\\"ok\\"" space ":" space boolean' in rules

@@ -123,7 +123,7 @@ def test_server_command_serves_the_model_with_function_calling_on_loopback(
     assert options == {
         "--model": str(tmp_path / "m.gguf"),
         "--model_alias": "gemma3-270m",
-        "--chat_format": "diageval-chatml-tools",
+        "--chat_format": "diageval-gemma-tools",
         "--n_ctx": "16384",
         "--n_threads": "2",
         "--host": "127.0.0.1",

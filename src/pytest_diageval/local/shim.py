@@ -5,13 +5,16 @@ it. llama-cpp-python 0.3.36's ``chatml-function-calling`` handler cannot carry a
 it drops tools sent without ``tool_choice``, renders ``role: tool`` messages empty,
 HTML-escapes every message, rejects ``tool_choice: "required"``, generates the arguments of an
 ``"auto"`` call without any token limit (and then loops for more calls), ignores an integer's
-``minimum``/``maximum`` in its grammar and has no time bound. This module registers its own
-handler, ``diageval-chatml-tools``, and starts the stock server with it. The handler keeps the
-stock prompt's shape; everything it decides without the model is in
-:mod:`pytest_diageval.local.chat` (tested in CI):
+``minimum``/``maximum`` in its grammar and has no time bound; its ChatML turn markers are
+ordinary text to Gemma, and it never shows the model a tool's description. This module
+registers its own handler, ``diageval-gemma-tools``, and starts the stock server with it. The
+handler prompts in Gemma 3's own chat template with the tools described in the first user
+turn; everything it decides without the model is in :mod:`pytest_diageval.local.chat` (tested
+in CI):
 
-* no tools or ``tool_choice: "none"``: a plain completion (``response_format`` with a JSON
-  schema or ``json_object`` is honoured by a grammar);
+* no tools or ``tool_choice: "none"``: a plain completion (``response_format`` is honoured by a
+  grammar: OpenAI's ``json_schema``, llama.cpp's ``json_object`` with or without a
+  ``schema``);
 * ``"auto"`` (also tools without a choice, OpenAI's default): a grammar makes the model pick
   ``functions.<name>:`` or ``message:``, then it generates that;
 * ``"required"``: the same pick among the offered functions only;
@@ -36,7 +39,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, NotRequired
+from typing import Any, Literal, NotRequired
 
 import llama_cpp.llama_chat_format as chat_format
 import llama_cpp.llama_types as llama_types
@@ -45,6 +48,7 @@ from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
 
 from pytest_diageval.local import sampling as llama_sampling
 from pytest_diageval.local.chat import (
+    END_OF_TURN,
     MESSAGE_PREFIX,
     Envelope,
     ToolPlan,
@@ -61,7 +65,7 @@ from pytest_diageval.local.chat import (
 
 __all__ = ["CHAT_FORMAT", "GENERATION_TIMEOUT", "MAX_TOKENS", "handler", "main"]
 
-CHAT_FORMAT = "diageval-chatml-tools"
+CHAT_FORMAT = "diageval-gemma-tools"
 # An evidence contract needs several hundred tokens; an answer longer than this is never a
 # better one (and under a JSON grammar a 270M model makes about one token a second here).
 MAX_TOKENS = 2048
@@ -86,7 +90,6 @@ COMPLETION_KEYS = (
     "logits_processor",
     "logit_bias",
 )
-END_OF_TURN = "<|im_end|>"
 
 # Greedy grammar sampling checks the best token first (llama.cpp's shortcut): see the module.
 if os.environ.get("DIAGEVAL_STOCK_GRAMMAR_SAMPLER") != "1":  # 1: the stock sampler, to compare
@@ -96,6 +99,11 @@ if os.environ.get("DIAGEVAL_STOCK_GRAMMAR_SAMPLER") != "1":  # 1: the stock samp
 llama_types.ChatCompletionRequestAssistantMessage.__annotations__["content"] = NotRequired[
     str | None
 ]
+# OpenAI's structured-output form, {"type": "json_schema", "json_schema": {"schema": …}}, next
+# to llama.cpp's {"type": "json_object", "schema": …}: the stock request model rejects it.
+_response_format: dict[str, Any] = llama_types.ChatCompletionRequestResponseFormat.__annotations__
+_response_format["type"] = Literal["text", "json_object", "json_schema"]
+_response_format["json_schema"] = NotRequired[dict[str, Any]]
 
 
 class _Request:
@@ -192,7 +200,7 @@ def handler(
     grammar: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
-    """The ``diageval-chatml-tools`` chat handler (see the module docstring)."""
+    """The ``diageval-gemma-tools`` chat handler (see the module docstring)."""
     if stream:
         raise ValueError(f"{CHAT_FORMAT} does not stream; send stream=false")
     if not tools and functions:
