@@ -14,9 +14,11 @@ Chinese prompts about 1.5x and overcounted the JSON-heavy executor requests):
   function's prefix), each tool offered 10.
 
 The text of a request is its messages' roles and contents, its assistant tool calls (name and
-arguments), and each tool's name and parameters as JSON (what the local ChatML template shows;
-descriptions are not counted). An answer's completion tokens are the same count of its
-content and tool calls. Calibrated on the prompts recorded from Gemma 3 270M in
+arguments), and each tool's name and parameters as JSON (what the local server's ChatML
+template showed when the live cassettes were recorded; descriptions are not counted, although
+the Gemma template that replaced it shows them: recalibrate after the live suite is re-recorded).
+An answer's completion tokens are the same count of its content and tool calls. Calibrated on
+the prompts recorded from Gemma 3 270M in
 ``cassettes/live-*.yaml``: ``python benchmarks/bench_token_estimate.py`` prints the ratio of
 recorded to estimated tokens (``benchmarks/README.md``). Counts are kept in quarter tokens,
 integers only, and rounded up once.
