@@ -154,6 +154,32 @@ def test_rewriting_with_fewer_samples_removes_the_surplus_sample_files(
     pytester.runpytest().assert_outcomes(passed=KEYS)
 
 
+def test_a_recording_whose_sample_failed_removes_no_sample_file(
+    pytester: pytest.Pytester, three_samples: ScenarioDir
+) -> None:
+    scenarios = three_samples
+    sample_2 = scenarios.root / CASSETTES / "memory.sample-2.yaml"
+    before = sample_2.read_bytes()
+    # Sample 2's executor meets a 500 on its first try and both SDK retries: the session
+    # errors, its recording is abandoned, and sample 3 must stay beside the old sample 2.
+    script = scenarios.script(scenarios.full()) * 2
+    data = scenarios.full()
+    data["llm"] = {"cassette": "cassettes/memory.yaml"}
+    scenarios.write(SCENARIO, data)
+    with FakeOpenAIServer(script, transient_errors={6: 500, 7: 500, 8: 500}) as server:
+        pytester.runpytest(
+            *("--diageval-base-url", server.base_url, "--diageval-model", "m"),
+            *("--diageval-record=rewrite", "--diageval-repeat", "2"),
+        )
+
+    assert sample_2.read_bytes() == before
+    assert _sample_files(scenarios) == [
+        "memory.sample-2.yaml",
+        "memory.sample-3.yaml",
+        "memory.yaml",
+    ]
+
+
 def test_a_one_sample_cassette_replays_as_before_without_a_samples_column(
     pytester: pytest.Pytester, scenarios: ScenarioDir
 ) -> None:

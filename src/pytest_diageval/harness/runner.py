@@ -93,8 +93,8 @@ def run_samples(
     recording records that many again). A scripted scenario has one sample: its script
     answers the same way every time. A recording that replaced its samples (``rewrite``,
     ``all``) removes the sample files above ``repeat``, so no older sample replays beside the
-    new ones; one that failed leaves every file as it was. ``command(mode)`` is the command
-    that records this scenario in ``mode`` with as many samples.
+    new ones; one where any sample failed (and was abandoned) leaves them all. ``command(mode)``
+    is the command that records this scenario in ``mode`` with as many samples.
     """
     if cassette is None:
         return [run_scenario(scenario, path, cassette=None, settings=settings, rerecord_command="")]
@@ -115,10 +115,15 @@ def run_samples(
             label=label,
         )
         runs.append(run)
-    if settings.record_mode in ("rewrite", "all") and all(run.error is None for run in runs):
+    if settings.record_mode in ("rewrite", "all") and all(map(_completed, runs)):
         for surplus in surplus_samples(cassette, count):
             surplus.unlink()
     return runs
+
+
+def _completed(run: ScenarioRun) -> bool:
+    """The run reached its end (a session that errored was abandoned: its cassette kept)."""
+    return run.result is not None and run.result.status == "completed"
 
 
 def _missing_sample(
