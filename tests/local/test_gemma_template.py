@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_diageval.local.chat import END_OF_TURN, START_OF_TURN, render_prompt
+from support.chat_messages import tool_conversation
 
 TOOLS = [
     {
@@ -24,22 +25,8 @@ TOOLS = [
         },
     }
 ]
-MESSAGES = [
-    {"role": "system", "content": "You diagnose alerts from evidence."},
-    {"role": "user", "content": "order-service 有没有 OOM 日志？"},
-    {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": "call_1",
-                "type": "function",
-                "function": {"name": "query_logs", "arguments": '{"service": "order-service"}'},
-            }
-        ],
-    },
-    {"role": "tool", "tool_call_id": "call_1", "content": "10:02 OutOfMemoryError"},
-]
+SYSTEM = "You diagnose alerts from evidence."
+MESSAGES = tool_conversation(SYSTEM, "order-service 有没有 OOM 日志？", "10:02 OutOfMemoryError")
 
 
 @pytest.fixture(scope="module")

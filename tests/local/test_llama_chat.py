@@ -22,6 +22,7 @@ from pytest_diageval.local.chat import (
     timeout_from_env,
     tool_call_response,
 )
+from support.chat_messages import tool_conversation
 
 QUERY_LOGS_PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -57,22 +58,9 @@ FORMAT_TEXT = (
 
 
 def test_prompt_opens_the_first_user_turn_with_system_text_and_described_tools() -> None:
-    messages = [
-        {"role": "system", "content": "查 <user_query> & 证据"},
-        {"role": "user", "content": "order-service 告警?\n"},
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "call_1",
-                    "type": "function",
-                    "function": {"name": "query_logs", "arguments": '{"service": "order-service"}'},
-                }
-            ],
-        },
-        {"role": "tool", "tool_call_id": "call_1", "content": "ERROR <OOM> in order-service"},
-    ]
+    messages = tool_conversation(
+        "查 <user_query> & 证据", "order-service 告警?\n", "ERROR <OOM> in order-service"
+    )
     parameters = json.dumps(QUERY_LOGS_PARAMETERS, ensure_ascii=False)
     assert render_prompt(messages, [QUERY_LOGS, SUBMIT]) == (
         "<start_of_turn>user\n查 <user_query> & 证据"

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 SCENARIO = "scenarios/memory.yaml"
 CASSETTES = "scenarios/cassettes"
 KEYS = 11  # the full example's expectations
+THREE_SAMPLE_FILES = ["memory.sample-2.yaml", "memory.sample-3.yaml", "memory.yaml"]
 
 
 def _sample_files(scenarios: ScenarioDir) -> list[str]:
@@ -35,12 +36,16 @@ def _script_where_sample_2_is_low_confidence(scenarios: ScenarioDir) -> list[dic
 
 
 def _record(
-    pytester: pytest.Pytester, scenarios: ScenarioDir, script: list[dict[str, Any]], *args: str
+    pytester: pytest.Pytester,
+    scenarios: ScenarioDir,
+    script: list[dict[str, Any]],
+    *args: str,
+    transient_errors: dict[int, int] | None = None,
 ) -> pytest.RunResult:
     data = scenarios.full()
     data["llm"] = {"cassette": "cassettes/memory.yaml"}
     scenarios.write(SCENARIO, data)
-    with FakeOpenAIServer(script) as server:
+    with FakeOpenAIServer(script, transient_errors=transient_errors) as server:
         return pytester.runpytest(
             *("--diageval-base-url", server.base_url, "--diageval-model", "m"), *args
         )
@@ -60,11 +65,7 @@ def three_samples(pytester: pytest.Pytester, scenarios: ScenarioDir) -> Scenario
 def test_a_recording_of_three_samples_writes_the_cassette_and_two_sample_files(
     three_samples: ScenarioDir,
 ) -> None:
-    assert _sample_files(three_samples) == [
-        "memory.sample-2.yaml",
-        "memory.sample-3.yaml",
-        "memory.yaml",
-    ]
+    assert _sample_files(three_samples) == THREE_SAMPLE_FILES
 
 
 def test_a_replay_runs_every_sample_and_a_flaky_expectation_fails_with_its_counts(
@@ -163,21 +164,12 @@ def test_a_recording_whose_sample_failed_removes_no_sample_file(
     # Sample 2's executor meets a 500 on its first try and both SDK retries: the session
     # errors, its recording is abandoned, and sample 3 must stay beside the old sample 2.
     script = scenarios.script(scenarios.full()) * 2
-    data = scenarios.full()
-    data["llm"] = {"cassette": "cassettes/memory.yaml"}
-    scenarios.write(SCENARIO, data)
-    with FakeOpenAIServer(script, transient_errors={6: 500, 7: 500, 8: 500}) as server:
-        pytester.runpytest(
-            *("--diageval-base-url", server.base_url, "--diageval-model", "m"),
-            *("--diageval-record=rewrite", "--diageval-repeat", "2"),
-        )
+    errors = {6: 500, 7: 500, 8: 500}
+    args = ("--diageval-record=rewrite", "--diageval-repeat", "2")
+    _record(pytester, scenarios, script, *args, transient_errors=errors)
 
     assert sample_2.read_bytes() == before
-    assert _sample_files(scenarios) == [
-        "memory.sample-2.yaml",
-        "memory.sample-3.yaml",
-        "memory.yaml",
-    ]
+    assert _sample_files(scenarios) == THREE_SAMPLE_FILES
 
 
 def test_a_one_sample_cassette_replays_as_before_without_a_samples_column(
