@@ -101,6 +101,7 @@ def run_samples(
     recorded = recorded_samples(cassette)
     count = repeat or max(recorded, 1)
     runs = []
+    rewrite = command("rewrite")  # reads the cassette's metadata: once, not per sample
     for sample in range(1, count + 1):
         if settings.record_mode == "none" and sample > max(recorded, 1):
             runs.append(ScenarioRun(None, error=_missing_sample(cassette, sample, count, command)))
@@ -111,7 +112,7 @@ def run_samples(
             path,
             cassette=sample_path(cassette, sample),
             settings=settings,
-            rerecord_command=command("rewrite"),
+            rerecord_command=rewrite,
             label=label,
         )
         runs.append(run)
