@@ -272,9 +272,10 @@ class ChatService:
     ) -> list[FactChecked] | None:
         """The facts as judged without the scope, for the retry context's evidence gaps only.
 
-        The scope is not yet in any request (no prompt, schema or tool knows it; issue 25's
-        later parts), so the next round is told the gaps it was always told, and a recorded
-        round 2 replays byte for byte. The verdict and the route never read these facts.
+        The retry context says what evidence is missing, not what is in scope (the scope
+        reaches the model through the tools' enums, the contract schema and the checked plan),
+        so the next round is told the gaps it was always told. The verdict and the route never
+        read these facts.
         """
         if not split.set_aside or verifier.output is None:
             return None

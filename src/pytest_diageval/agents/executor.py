@@ -303,7 +303,7 @@ def _run_tool_call(
     round: int,
     calls_so_far: int,
     budget: ExecutorBudget,
-    scope: DecodingScope,
+    scope: DecodingScope = _FULL_SCOPE,
 ) -> tuple[ToolCallSummary, str, bool]:
     """Run one call: its summary, the reply text, and whether its arguments were refused."""
     name = tool_call.function.name

@@ -279,16 +279,9 @@ class SetAsideExpectation(StrictModel):
 
     claims: list[str] | None = Field(None, description="Exact set of claim ids ([]: none).")
     rules: list[ScopeRule] | None = Field(None, description="Exact set of the rules they broke.")
-    calls: list[str] | None = Field(
-        None,
-        description="Exact set of the evidence calls the scope refused (scope.out_of_scope_call),"
-        " each as 'tool argument=value' ('query_logs service=payment-service'; []: none).",
-    )
-    plan_steps: list[str] | None = Field(
-        None,
-        description="Exact set of the plan steps (or plan sentences) withheld from the executor"
-        " (scope.out_of_scope_plan_step), as the planner wrote them ([]: none).",
-    )
+    # 'query_logs service=payment-service' (scope.out_of_scope_call); the planner's own words
+    calls: list[str] | None = Field(None, description="Exact set of the calls the scope refused.")
+    plan_steps: list[str] | None = Field(None, description="Exact set of the plan steps withheld.")
 
     @model_validator(mode="after")
     def _check_something(self) -> Self:
