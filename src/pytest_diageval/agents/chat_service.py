@@ -211,7 +211,11 @@ class ChatService:
     # ------------------------------------------------------------------ persistence
 
     def _persist_planner(self, session: _Session, round_number: int, run: PlannerRun) -> None:
-        output = {"plan": None if run.plan is None else run.plan.model_dump(), "error": run.error}
+        output = {
+            "plan": None if run.plan is None else run.plan.model_dump(),
+            "error": run.error,
+            "reasks": list(run.reasks),
+        }
         self._persist_step(session, round_number, "planner", {"messages": run.messages}, output)
 
     def _persist_executor(self, session: _Session, round_number: int, run: ExecutorRun) -> None:
@@ -229,6 +233,9 @@ class ChatService:
         output = {
             "verifier_output": None if run.output is None else run.output.model_dump(),
             "failure": run.failure,
+            # Why each re-ask was made (a cut-off one says so): an answer that parsed after a
+            # re-ask leaves no other trace.
+            "reasks": list(run.reasks),
         }
         self._persist_step(session, round_number, "verifier", {"messages": run.messages}, output)
 
