@@ -26,6 +26,7 @@ import yaml
 from pytest_diageval.agents.executor import _tool_reply
 from pytest_diageval.agents.grader import GRADER_REASON_CHARS, GRADER_REASONS_MAX, GraderOutput
 from pytest_diageval.agents.prompts import load_prompt
+from pytest_diageval.agents.structured_output import structured_request
 from pytest_diageval.core.contract.contracts import (
     PLAN_STEPS_MAX,
     ExecutorContract,
@@ -34,6 +35,7 @@ from pytest_diageval.core.contract.contracts import (
 )
 from pytest_diageval.core.contract.schema import contract_parameters
 from pytest_diageval.core.contract.scope import DecodingScope
+from pytest_diageval.core.contract.verifier_schema import constrain_verifier_parameters
 from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.tool_arguments import constrained_tool_definitions
@@ -44,6 +46,7 @@ from pytest_diageval.core.judge.claim_support import claim_ceilings
 from pytest_diageval.core.judge.gatekeeper import Gatekeeper
 from pytest_diageval.core.scope.session import ScopeNames, session_scope, split_claims
 
+GENERIC_VERIFIER = structured_request(VerifierOutput)[1]["tools"][0]["function"]["parameters"]
 DATA_TAGS = frozenset(
     {
         "tool_output",
@@ -371,3 +374,15 @@ def test_a_verifier_example_labels_its_executor_example_with_real_trace_refs(ind
         for ref in fact.evidence_refs:
             assert real_refs[ref.trace_ref] == ref.source_invocation_ids
     assert real_refs == {"trace-1": [1]}
+    # ... and the example answers the schema that session's verifier is sent (issue 25).
+    answer = _example_after(load_prompt("verifier"), "输出：")
+    claim_ids = [claim.claim_id for claim in contract.claims]
+    schema = constrain_verifier_parameters(GENERIC_VERIFIER, claim_ids, [*real_refs])
+    jsonschema.validate(answer, schema)
+
+
+def test_the_verifier_prompt_names_the_claims_and_trace_refs_its_schema_offers() -> None:
+    verifier = load_prompt("verifier")
+    assert "evidence_refs 只能使用 tool_trace_summary 中已有的 trace_ref" in verifier
+    assert "每条事实必须有 claim_id，且只能是 executor_structured_output.claims 中某条" in verifier
+    assert "契约解析失败（没有 claims）时 claim_id 为 null" in verifier

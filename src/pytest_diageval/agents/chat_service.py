@@ -2,8 +2,7 @@
 
 The model-driven agents do the talking; the deterministic core decides. Per round:
 
-1. the planner plans (a failure is recorded, not fatal);
-   its steps outside the question's scope are withheld from the executor (audited);
+1. the planner plans (a failure is recorded, not fatal); steps outside the scope are withheld;
 2. the executor collects evidence through the recorder and returns the contract;
 3. the gatekeeper checks every citation against the store;
 4. the trace summary is built from the persisted rows;
@@ -294,6 +293,7 @@ class ChatService:
         output = {
             "plan": None if run.plan is None else run.plan.model_dump(),
             "error": run.error,
+            "reasks": list(run.reasks),
             "scope_set_aside": [item.model_dump() for item in set_aside],
         }
         self._persist_step(session, round_number, "planner", {"messages": run.messages}, output)
@@ -313,6 +313,9 @@ class ChatService:
         output = {
             "verifier_output": None if run.output is None else run.output.model_dump(),
             "failure": run.failure,
+            # Why each re-ask was made (a cut-off one says so): an answer that parsed after a
+            # re-ask leaves no other trace.
+            "reasks": list(run.reasks),
         }
         self._persist_step(session, round_number, "verifier", {"messages": run.messages}, output)
 
