@@ -10,7 +10,7 @@ import httpx2
 import pytest
 
 from pytest_diageval.agents.chat_service import ChatService
-from pytest_diageval.agents.llm import LLM, LLMConfig
+from pytest_diageval.agents.llm import CUT_OFF_REASON, LLM, LLMConfig
 from pytest_diageval.agents.scripted.model import ScriptedTransport, scripted_llm
 from pytest_diageval.core.answer.templates import DEGRADED_HEADER, DISCLAIMER
 from pytest_diageval.core.evidence.store import Store
@@ -315,3 +315,50 @@ def test_a_planner_failure_is_recorded_and_the_executor_works_from_the_query_alo
     assert "<user_query>" in executor_user
     planner_step = store.list_agent_steps("diag-1")[0]
     assert planner_step["output"]["error"] == first.planner_error
+    (reask,) = planner_step["output"]["reasks"]  # the first invalid answer was re-asked
+    assert reask == "attempt 1: No tool calls or function call found in response (mode: TOOLS)"
+
+
+def test_the_verifier_is_offered_only_the_sessions_claim_ids_and_trace_refs() -> None:
+    entries = [PLAN, *GATHER, {"stage": "executor", "content": GOOD_CONTRACT}, DIRECT]
+    _, transport, _ = run(entries)
+    (request,) = [r for r in transport.requests if r.stage == "verifier"]
+    function = request.body["tools"][0]["function"]
+    assert (function["name"], request.body["tool_choice"]["function"]["name"]) == (
+        "VerifierOutput",
+        "VerifierOutput",
+    )
+    defs = function["parameters"]["$defs"]
+    assert defs["FactChecked"]["properties"]["claim_id"] == {"type": "string", "enum": ["claim-1"]}
+    assert "claim_id" in defs["FactChecked"]["required"]
+    assert defs["FactEvidenceRef"]["properties"]["trace_ref"] == {
+        "type": "string",
+        "enum": ["trace-1", "trace-2"],
+    }
+
+
+CUT_VERIFIER = {
+    "stage": "verifier",
+    "raw_arguments": '{"verdict": "PASS", "groundedness_score": 1.0, "facts_checked": [{"fa',
+    "finish_reason": "length",
+}
+
+
+def test_a_verifier_answer_cut_at_max_tokens_is_re_asked_once_and_the_audit_says_so() -> None:
+    entries = [PLAN, *GATHER, {"stage": "executor", "content": GOOD_CONTRACT}, CUT_VERIFIER, DIRECT]
+    result, transport, store = run(entries)
+    assert [r.stage for r in transport.requests].count("verifier") == 2
+    assert (result.final_verdict, result.final_score) == ("PASS", 1.0)
+    verifier_step = store.list_agent_steps("diag-1")[2]
+    assert verifier_step["agent"] == "verifier"
+    assert verifier_step["output"]["reasks"] == [f"attempt 1: {CUT_OFF_REASON}"]
+
+
+def test_a_verifier_answer_cut_twice_falls_back_and_the_failure_says_it_was_cut() -> None:
+    cut = [CUT_VERIFIER, CUT_VERIFIER]
+    entries = [PLAN, *GATHER, {"stage": "executor", "content": GOOD_CONTRACT}, *cut]
+    result, _, store = run(entries)
+    assert (result.final_verdict, result.final_score) == ("LOW_CONFID", 0.0)
+    assert CUT_OFF_REASON in (result.last_round.verifier_failure or "")
+    evaluation = store.get_session("diag-1")["self_evaluation"]["verifier_evaluation"]
+    assert CUT_OFF_REASON in evaluation["fallback_reason"]

@@ -32,7 +32,9 @@ GATHER = {
     "stage": "executor",
     "tool_calls": [
         {"name": "query_metrics", "arguments": {"service": "order-service"}},
-        {"name": "query_metrics", "arguments": {"service": "payment-service"}},
+        # no filter: every alert, payment-service's first (a call naming payment-service is
+        # refused under QUERY's narrow scope, tests/agents/test_decoding_scope.py)
+        {"name": "query_metrics", "arguments": {}},
     ],
 }
 
@@ -195,3 +197,61 @@ def test_a_question_that_names_no_service_sets_nothing_aside() -> None:
     assert result.scope.services == []
     assert result.last_round.set_aside == []
     assert result.composer_output.claims_used == ["claim-1", "claim-2"]
+
+
+# --------------------------------------------------------------------------- part 3: decoding
+
+
+def _offered(transport: ScriptedTransport, index: int) -> dict[str, Any]:
+    """The parameters of each function offered by request ``index``, by name."""
+    return {
+        tool["function"]["name"]: tool["function"]["parameters"]
+        for tool in transport.requests[index].body["tools"]
+    }
+
+
+def test_a_narrow_question_narrows_what_the_executor_requests_let_a_model_write() -> None:
+    refused = {
+        "stage": "executor",
+        "tool_calls": [
+            {"name": "query_metrics", "arguments": {"service": "order-service"}},
+            {"name": "query_metrics", "arguments": {"service": "payment-service"}},
+        ],
+    }
+    only_memory = executor([claim("claim-1", MEMORY, MEMORY_BINDING)], MEMORY)
+    result, transport, store = run(
+        [PLAN, refused, only_memory, verifier(fact("claim-1", MEMORY, "trace-1"))]
+    )
+    first = _offered(transport, 1)
+    assert first["query_logs"]["properties"]["service"]["enum"] == ["order-service"]
+    assert first["query_metrics"]["properties"]["alert_name"]["enum"] == ["HighMemoryUsage"]
+    claims = _offered(transport, 2)["submit_evidence_contract"]["properties"]["claims"]
+    assert claims["items"]["properties"]["claim_type"]["enum"] == [
+        "observation",
+        "negative_observation",
+    ]
+    # the refused call never ran: one row, and its refusal is in the executor step's audit
+    assert [row.id for row in result.invocations] == [1]
+    calls = store.list_agent_steps("diag-1")[1]["output"]["tool_calls"]
+    assert [(c["invocation_id"], (c["error"] or "")[:23]) for c in calls] == [
+        (1, ""),
+        (None, "scope.out_of_scope_call"),
+    ]
+    assert (result.final_verdict, result.answer_kind) == ("PASS", "direct")
+
+
+def test_a_broad_question_keeps_the_full_enums_and_every_claim_type() -> None:
+    query = "order-service 的 HighMemoryUsage 告警是什么原因？"
+    only_memory = executor([claim("claim-1", MEMORY, MEMORY_BINDING)], MEMORY)
+    _, transport, _ = run(
+        [PLAN, GATHER, only_memory, verifier(fact("claim-1", MEMORY, "trace-1"))], query
+    )
+    offered = _offered(transport, 1)
+    assert offered["query_logs"]["properties"]["service"]["enum"] == [
+        "inventory-service",
+        "order-service",
+        "payment-service",
+        "user-service",
+    ]
+    claims = _offered(transport, 2)["submit_evidence_contract"]["properties"]["claims"]
+    assert len(claims["items"]["properties"]["claim_type"]["enum"]) == 4

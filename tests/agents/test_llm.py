@@ -11,6 +11,7 @@ from openai.types.chat import ChatCompletionMessage
 from pydantic import BaseModel, ValidationError
 
 from pytest_diageval.agents.llm import (
+    CUT_OFF_REASON,
     LLM,
     LLMConfig,
     LLMUnavailable,
@@ -350,7 +351,8 @@ def _cut_at_max_tokens(request: httpx2.Request) -> httpx2.Response:
     return _completion(request, [{"index": 0, "finish_reason": "length", "message": message}])
 
 
-def test_an_answer_cut_at_max_tokens_is_invalid_at_once_and_never_re_asked() -> None:
+def test_an_answer_cut_at_max_tokens_is_re_asked_like_any_invalid_answer() -> None:
+    # Recorded: 5 of 16 verifier calls were cut at max_tokens and never re-asked.
     seen: list[httpx2.Request] = []
 
     def counting(request: httpx2.Request) -> httpx2.Response:
@@ -358,8 +360,59 @@ def test_an_answer_cut_at_max_tokens_is_invalid_at_once_and_never_re_asked() -> 
         return _cut_at_max_tokens(request)
 
     llm = _failing_llm(httpx2.MockTransport(counting), structured_max_retries=3)
+    reasks: list[str] = []
     with pytest.raises(StructuredOutputError) as excinfo:
+        llm.structured(Plan, QUERY, stage="planner", round=1, reasks=reasks)
+    assert (excinfo.value.attempts, excinfo.value.last_raw) == (4, '{"plan": "确认告')
+    assert excinfo.value.detail == CUT_OFF_REASON
+    assert "cut off at max_tokens (finish_reason length)" in str(excinfo.value)
+    assert len(seen) == 4
+    assert reasks == [f"attempt {n}: {CUT_OFF_REASON}" for n in (1, 2, 3)]
+    # The re-ask is instructor's: the cut call, then the reason as that call's tool answer.
+    reask = json.loads(seen[1].content)["messages"]
+    assert reask[len(QUERY)]["tool_calls"][0]["function"]["arguments"] == '{"plan": "确认告'
+    assert reask[len(QUERY) + 1]["role"] == "tool"
+    assert CUT_OFF_REASON in reask[len(QUERY) + 1]["content"]
+
+
+def test_a_cut_answer_then_a_good_one_costs_two_calls_and_the_reask_is_kept() -> None:
+    llm, transport = scripted_llm(
+        [
+            {"stage": "verifier", "raw_arguments": '{"plan": "确认告', "finish_reason": "length"},
+            {"stage": "verifier", "content": GOOD_PLAN},
+        ]
+    )
+    reasks: list[str] = []
+    plan = llm.structured(Plan, QUERY, stage="verifier", round=1, reasks=reasks)
+    assert plan.model_dump() == GOOD_PLAN
+    assert reasks == [f"attempt 1: {CUT_OFF_REASON}"]
+    assert len(transport.requests) == 2
+    transport.assert_exhausted()
+
+
+def test_a_refusal_is_still_never_re_asked() -> None:
+    seen: list[httpx2.Request] = []
+
+    def refusing(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        message = {"role": "assistant", "content": None, "refusal": "不能回答"}
+        return _completion(request, [{"index": 0, "finish_reason": "stop", "message": message}])
+
+    llm = _failing_llm(httpx2.MockTransport(refusing), structured_max_retries=3)
+    with pytest.raises(StructuredOutputError, match="不能回答"):
         llm.structured(Plan, QUERY, stage="planner", round=1)
-    assert (excinfo.value.attempts, excinfo.value.last_raw) == (1, '{"plan": "确认告')
-    assert excinfo.value.detail == "The output is incomplete due to a max_tokens length limit."
     assert len(seen) == 1
+
+
+def test_parameters_replace_only_the_forced_functions_schema() -> None:
+    narrowed = {"type": "object", "properties": {"plan": {"type": "string", "enum": ["a"]}}}
+    llm, transport = scripted_llm(
+        [{"stage": "planner", "content": GOOD_PLAN}, {"stage": "planner", "content": GOOD_PLAN}]
+    )
+    llm.structured(Plan, QUERY, stage="planner", round=1)
+    llm.structured(Plan, QUERY, stage="planner", round=1, parameters=narrowed)
+    generic, constrained = (request.body for request in transport.requests)
+    assert constrained["tools"][0]["function"]["parameters"] == narrowed
+    assert generic["tools"][0]["function"]["parameters"] != narrowed
+    generic["tools"][0]["function"]["parameters"] = narrowed
+    assert constrained == generic  # name, description, tool_choice and the rest unchanged

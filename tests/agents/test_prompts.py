@@ -1,4 +1,4 @@
-"""The prompts teach by a concrete worked example, never by a template a small model copies.
+"""The prompts teach by concrete worked examples, never by a template a small model copies.
 
 Gemma 3 270M answered ``{"plan": "‹一句话计划>", …}`` and verified the fact ``‹事实>``: it
 copied the prompts' placeholder slots verbatim. So every prompt file of the package is linted
@@ -7,6 +7,8 @@ a JSON example that parses and holds no ``A|B|C`` choice or ``...`` value), and 
 worked example is checked against the code: it parses as the model it teaches, and the
 executor's example is true of the default world (its tool outputs are what the tools return,
 its citations pass the gatekeeper, the verifier example's trace refs are the session's).
+The examples live in a world of their own (``agents/prompts/example-world.yaml``) whose subjects no
+scenario question names, so that copying them is never an answer (issue 25 part 4).
 """
 
 from __future__ import annotations
@@ -14,14 +16,17 @@ from __future__ import annotations
 import json
 import re
 from importlib import resources
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import jsonschema
 import pytest
+import yaml
 
 from pytest_diageval.agents.executor import _tool_reply
 from pytest_diageval.agents.grader import GRADER_REASON_CHARS, GRADER_REASONS_MAX, GraderOutput
 from pytest_diageval.agents.prompts import load_prompt
+from pytest_diageval.agents.structured_output import structured_request
 from pytest_diageval.core.contract.contracts import (
     PLAN_STEPS_MAX,
     ExecutorContract,
@@ -29,15 +34,19 @@ from pytest_diageval.core.contract.contracts import (
     VerifierOutput,
 )
 from pytest_diageval.core.contract.schema import contract_parameters
+from pytest_diageval.core.contract.scope import DecodingScope
+from pytest_diageval.core.contract.verifier_schema import constrain_verifier_parameters
 from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.tool_arguments import constrained_tool_definitions
 from pytest_diageval.core.evidence.tools import TOOL_NAMES, Toolbox
 from pytest_diageval.core.evidence.trace_summary import summarize_invocations
-from pytest_diageval.core.evidence.world import default_world
+from pytest_diageval.core.evidence.world import default_world, load_world
 from pytest_diageval.core.judge.claim_support import claim_ceilings
 from pytest_diageval.core.judge.gatekeeper import Gatekeeper
+from pytest_diageval.core.scope.session import ScopeNames, session_scope, split_claims
 
+GENERIC_VERIFIER = structured_request(VerifierOutput)[1]["tools"][0]["function"]["parameters"]
 DATA_TAGS = frozenset(
     {
         "tool_output",
@@ -191,13 +200,48 @@ def _example_after(text: str, marker: str) -> Any:
     return json.JSONDecoder().raw_decode(text, start)[0]
 
 
-def test_the_planner_example_is_a_plan_within_the_schema_caps() -> None:
-    prompt = load_prompt("planner")
-    assert f"steps 最多 {PLAN_STEPS_MAX} 条" in prompt  # the prompt states the schema's cap
-    plan = Plan.model_validate(_example_after(prompt, "输出："))
-    assert plan.steps == [
-        "用 query_metrics 查询 order-service 的 HighMemoryUsage 告警",
-        "用 query_logs 查询 order-service 的内存日志",
+def _examples(agent: Any) -> list[str]:
+    """The prompt's worked examples, one text each (``### 示例 N`` sections)."""
+    return load_prompt(agent).split("### 示例 ")[1:]
+
+
+EXAMPLE_WORLD = load_world(
+    Path(str(resources.files("pytest_diageval.agents").joinpath("prompts", "example-world.yaml")))
+)
+SUITE = Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def test_the_examples_subjects_are_of_their_own_world_and_no_question_names_them() -> None:
+    """Issue 25: a live model copied the old example (the suite's own subjects) in 16 of 16
+    rounds. The examples' services and alerts are the example world's, absent from the
+    default world and from every scenario's question."""
+    subjects = {a.service for a in EXAMPLE_WORLD.alerts} | {
+        log.service for log in EXAMPLE_WORLD.logs
+    }
+    subjects |= {a.alert_name for a in EXAMPLE_WORLD.alerts}
+    assert subjects == {"billing-gateway", "search-indexer", "HighQueueLag"}
+    default = default_world()
+    default_subjects = {a.service for a in default.alerts} | {a.alert_name for a in default.alerts}
+    assert not subjects & (default_subjects | {log.service for log in default.logs})
+    questions = [
+        str(yaml.safe_load(path.read_text("utf-8")).get("query", ""))
+        for path in SUITE.rglob("*.yaml")
+        if "worlds" not in path.parts and "query:" in path.read_text("utf-8")
+    ]
+    assert len(questions) > 100
+    assert [q for q in questions if any(name in q for name in subjects)] == []
+    for agent in PROMPTS:
+        text = load_prompt(agent)
+        assert [name for name in sorted(default_subjects) if name in text] == [], agent
+        assert "billing-gateway" in text, agent
+
+
+def test_the_planner_examples_are_plans_within_the_schema_caps() -> None:
+    assert f"steps 最多 {PLAN_STEPS_MAX} 条" in load_prompt("planner")  # the schema's cap
+    plans = [Plan.model_validate(_example_after(text, "输出：")) for text in _examples("planner")]
+    assert [plan.steps for plan in plans] == [
+        ["用 query_metrics 查询 billing-gateway 的 HighQueueLag 告警"],
+        ["用 query_logs 按关键词“证书过期”和“certificate expired”检索 search-indexer 的日志"],
     ]
 
 
@@ -219,26 +263,33 @@ SHOWN_OUTPUT = re.compile(
 )
 
 
-def _executor_example() -> tuple[list[tuple[str, dict[str, Any]]], list[dict[str, Any]], Any]:
-    text = load_prompt("executor")
-    calls = [
-        (match[2], json.JSONDecoder().raw_decode(text, match.end())[0])
-        for match in CALL.finditer(text)
-        if match[2] != "functions"
-    ]
-    shown = [json.loads(match[3]) for match in SHOWN_OUTPUT.finditer(text)]
-    return calls, shown, _example_after(text, "functions.submit_evidence_contract")
+class Example(NamedTuple):
+    query: str
+    calls: list[tuple[str, dict[str, Any]]]
+    shown: list[Any]
+    submitted: Any
 
 
-@pytest.fixture
-def example_session() -> Store:
-    """The executor example's tool calls, run against the default world in session ``s``."""
-    calls, shown, _ = _executor_example()
+def _executor_examples() -> list[Example]:
+    examples = []
+    for text in _examples("executor"):
+        calls = [
+            (m[2], json.JSONDecoder().raw_decode(text, m.end())[0]) for m in CALL.finditer(text)
+        ]
+        shown = [json.loads(match[3]) for match in SHOWN_OUTPUT.finditer(text)]
+        query = text.split("用户问题：", 1)[1].split("\n", 1)[0]
+        submitted = _example_after(text, "次调用 submit_evidence_contract，参数：")
+        examples.append(Example(query, calls, shown, submitted))
+    return examples
+
+
+def _example_session(example: Example) -> Store:
+    """An example's tool calls, run against the example world in session ``s``."""
     store = Store()
-    store.create_session("s", "q", "2026-07-08T11:17:00+08:00")
-    recorder = ToolInvocationRecorder(store, Toolbox(default_world()), "s")
-    replies = [_tool_reply(recorder.call(name, arguments, round=1)) for name, arguments in calls]
-    for reply, excerpt in zip(replies, shown, strict=True):
+    store.create_session("s", example.query, EXAMPLE_WORLD.now.isoformat())
+    recorder = ToolInvocationRecorder(store, Toolbox(EXAMPLE_WORLD), "s")
+    replies = [_tool_reply(recorder.call(name, args, round=1)) for name, args in example.calls]
+    for reply, excerpt in zip(replies, example.shown, strict=True):
         real = json.loads(SHOWN_OUTPUT.fullmatch(reply)[3])  # type: ignore[index]
         assert {key: real[key] for key in excerpt} == excerpt
     return store
@@ -258,55 +309,80 @@ def _keys_in_schema_order(value: Any, schema: dict[str, Any]) -> bool:
     return True
 
 
-def test_the_executor_example_calls_the_tools_with_required_arguments() -> None:
-    calls, shown, _ = _executor_example()
-    query = load_prompt("executor").split("用户问题：", 1)[1].split("\n", 1)[0]
-    tools = {
-        tool["function"]["name"]: tool["function"]["parameters"]
-        for tool in constrained_tool_definitions(default_world(), query)
-    }
-    assert [name for name, _ in calls] == ["query_metrics", "query_logs"]
-    for name, arguments in calls:
-        assert "service" in tools[name]["required"]
-        jsonschema.validate(arguments, tools[name])
-    assert [(item["source_invocation_id"], item["evidence_status"]) for item in shown] == [
-        (1, "supported"),
-        (2, "no_evidence"),
+def test_the_executor_examples_are_of_two_kinds_and_call_tools_within_the_schema() -> None:
+    examples = _executor_examples()
+    assert [[name for name, _ in example.calls] for example in examples] == [
+        ["query_metrics"],
+        ["query_logs"],
     ]
+    assert [[item["evidence_status"] for item in ex.shown] for ex in examples] == [
+        ["supported"],
+        ["no_evidence"],
+    ]
+    for example in examples:
+        scope, _ = session_scope(example.query, _names(example.query))
+        tools = {
+            tool["function"]["name"]: tool["function"]["parameters"]
+            for tool in constrained_tool_definitions(
+                EXAMPLE_WORLD, example.query, DecodingScope.of(scope)
+            )
+        }
+        for name, arguments in example.calls:
+            assert "service" in tools[name]["required"]
+            jsonschema.validate(arguments, tools[name])
 
 
-def test_the_executor_example_contract_passes_the_gatekeeper_on_the_real_tools(
-    example_session: Store,
-) -> None:
-    submitted = _executor_example()[2]
-    schema = contract_parameters(example_session.list_invocations("s"))
-    jsonschema.validate(submitted, schema)
-    assert _keys_in_schema_order(submitted, schema)
-    contract = ExecutorContract.model_validate(submitted)
-    result = Gatekeeper(example_session).check(contract, "s")
+def _names(query: str) -> ScopeNames:
+    services = [a.service for a in EXAMPLE_WORLD.alerts] + [g.service for g in EXAMPLE_WORLD.logs]
+    return ScopeNames.of(services, [a.alert_name for a in EXAMPLE_WORLD.alerts])
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_an_executor_example_contract_passes_the_gatekeeper_and_its_scope(index: int) -> None:
+    example = _executor_examples()[index]
+    store = _example_session(example)
+    scope, _ = session_scope(example.query, _names(example.query))
+    decoding = DecodingScope.of(scope)
+    schema = contract_parameters(store.list_invocations("s"), decoding.claim_types)
+    jsonschema.validate(example.submitted, schema)
+    assert _keys_in_schema_order(example.submitted, schema)
+    contract = ExecutorContract.model_validate(example.submitted)
+    result = Gatekeeper(store).check(contract, "s")
     assert (result.status, result.severity, result.failed_rules) == ("pass", "none", [])
     assert [(row.claim_id, row.raw_path, row.status) for row in result.checked_bindings] == [
-        ("claim-1", "$.alerts[0]", "pass"),
-        ("claim-2", "$.logs", "pass"),
+        ("claim-1", ["$.alerts[0]", "$.logs"][index], "pass")
     ]
-    ceilings = claim_ceilings(contract.claims, result, example_session.list_invocations("s"))
-    assert {claim: c.ceiling for claim, c in ceilings.items()} == {
-        "claim-1": "direct_evidence",
-        "claim-2": "direct_evidence",
-    }
+    ceilings = claim_ceilings(contract.claims, result, store.list_invocations("s"))
+    assert {claim: c.ceiling for claim, c in ceilings.items()} == {"claim-1": "direct_evidence"}
+    split = split_claims(contract, scope, _names(example.query))
+    assert split.set_aside == []  # the example obeys its own question's scope
 
 
-def test_the_verifier_example_labels_the_executor_example_with_its_real_trace_refs(
-    example_session: Store,
-) -> None:
-    verifier = VerifierOutput.model_validate(_example_after(load_prompt("verifier"), "输出："))
-    contract = ExecutorContract.model_validate(_executor_example()[2])
+@pytest.mark.parametrize("index", [0, 1])
+def test_a_verifier_example_labels_its_executor_example_with_real_trace_refs(index: int) -> None:
+    text = _examples("verifier")[index]
+    verifier = VerifierOutput.model_validate(_example_after(text, "输出："))
+    example = _executor_examples()[index]
+    assert example.query in text
+    contract = ExecutorContract.model_validate(example.submitted)
     assert [fact.claim_id for fact in verifier.facts_checked] == [
         claim.claim_id for claim in contract.claims
     ]
-    trace = summarize_invocations(example_session.list_invocations("s"))
+    trace = summarize_invocations(_example_session(example).list_invocations("s"))
     real_refs = {item.trace_ref: item.source_invocation_ids for item in trace}
     for fact in verifier.facts_checked:
         for ref in fact.evidence_refs:
             assert real_refs[ref.trace_ref] == ref.source_invocation_ids
-    assert real_refs == {"trace-1": [1], "trace-2": [2]}
+    assert real_refs == {"trace-1": [1]}
+    # ... and the example answers the schema that session's verifier is sent (issue 25).
+    answer = _example_after(load_prompt("verifier"), "输出：")
+    claim_ids = [claim.claim_id for claim in contract.claims]
+    schema = constrain_verifier_parameters(GENERIC_VERIFIER, claim_ids, [*real_refs])
+    jsonschema.validate(answer, schema)
+
+
+def test_the_verifier_prompt_names_the_claims_and_trace_refs_its_schema_offers() -> None:
+    verifier = load_prompt("verifier")
+    assert "evidence_refs 只能使用 tool_trace_summary 中已有的 trace_ref" in verifier
+    assert "每条事实必须有 claim_id，且只能是 executor_structured_output.claims 中某条" in verifier
+    assert "契约解析失败（没有 claims）时 claim_id 为 null" in verifier

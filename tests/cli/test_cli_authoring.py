@@ -182,6 +182,35 @@ def test_scaffold_turns_an_ask_session_into_a_scripted_scenario(
     assert scripted.result.final_answer in asked
 
 
+def test_scaffold_of_a_session_whose_verifier_was_re_asked_keeps_both_requests(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    script = yaml.safe_load(EXAMPLE.read_text("utf-8"))["llm"]["script"]
+    cut = {"stage": "verifier", "raw_arguments": '{"verdict": "PA', "finish_reason": "length"}
+    script.insert(len(script) - 1, cut)  # the verifier's answer is cut, its re-ask is good
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    db = tmp_path / "ask.sqlite"
+    with FakeOpenAIServer(script) as server:
+        argv = ["ask", QUERY, "--base-url", server.base_url, "--model", "m", "--db", str(db)]
+        assert main(argv) == 0
+    capsys.readouterr()
+
+    assert main(["scaffold", str(db), "--id", "reasked"]) == 0
+    path = tmp_path / "reasked.yaml"
+    path.write_text(capsys.readouterr().out, "utf-8")
+    scenario = load_scenario(path)
+    assert scenario.llm is not None
+    entries = scenario.llm.script or []
+    assert [entry.stage for entry in entries][-2:] == ["verifier", "verifier"]
+    assert entries[-2].raw is not None
+    assert "cut off at max_tokens" in entries[-2].raw
+    scripted = run_scenario(
+        scenario, path, cassette=None, settings=RunSettings(), rerecord_command=""
+    )
+    assert scripted.result is not None
+    assert scripted.result.final_verdict == "PASS"
+
+
 def test_scaffold_of_an_empty_audit_file_says_so(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

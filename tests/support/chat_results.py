@@ -78,7 +78,11 @@ class Run:
             status = ParseStatus(status="valid", detail="parsed as ExecutorContract")
             gate = Gatekeeper(self.store).check(parsed, SESSION)
         summary = ToolTraceSummaryService(self.store).build(SESSION)
-        output = None if verifier is None else VerifierOutput.model_validate(verifier)
+        output = (
+            None
+            if verifier is None
+            else VerifierOutput.model_validate(_resolve_trace_refs(verifier, summary))
+        )
         ids = [row.id for row in self.store.list_invocations(SESSION)]
         decision = (
             fallback_decision("verifier output missing", gate)
@@ -153,7 +157,7 @@ def fact(
     critical: bool = True,
     claim_id: str | None = None,
 ) -> dict[str, Any]:
-    refs = [{"trace_ref": "T1", "source_invocation_ids": ids}] if ids else []
+    refs = [{"trace_ref": BY_ID, "source_invocation_ids": ids}] if ids else []
     return {
         "fact": text,
         "claim_id": claim_id,
@@ -162,6 +166,29 @@ def fact(
         "detail": f"labelled {verification}",
         "evidence_refs": refs,
     }
+
+
+BY_ID = "<the trace entry of the first id>"
+"""A fact's ref before ``finish_round`` names the summary entry of its first invocation id."""
+
+
+def _resolve_trace_refs(verifier: dict[str, Any], summary: list[Any]) -> dict[str, Any]:
+    """``verifier`` with each :data:`BY_ID` ref naming the entry that holds its first id (a
+    made-up trace ref is rejected: ``fact.trace_ref_unknown``)."""
+    by_id = {i: item.trace_ref for item in summary for i in item.source_invocation_ids}
+    facts = [
+        {
+            **fact,
+            "evidence_refs": [
+                {**ref, "trace_ref": by_id[ref["source_invocation_ids"][0]]}
+                if ref["trace_ref"] == BY_ID
+                else ref
+                for ref in fact["evidence_refs"]
+            ],
+        }
+        for fact in verifier["facts_checked"]
+    ]
+    return {**verifier, "facts_checked": facts}
 
 
 def verifier(verdict: str, score: float, *facts: dict[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 The model-driven agents do the talking; the deterministic core decides. Per round:
 
-1. the planner plans (a failure is recorded, not fatal);
+1. the planner plans (a failure is recorded, not fatal); steps outside the scope are withheld;
 2. the executor collects evidence through the recorder and returns the contract;
 3. the gatekeeper checks every citation against the store;
 4. the trace summary is built from the persisted rows;
@@ -13,7 +13,9 @@ The model-driven agents do the talking; the deterministic core decides. Per roun
 
 The session's scope is read once, from the query and the world's names, before round 1, and
 persisted (``self_evaluation.scope_contract``); every round's set-aside claims are in its
-``verifier_evaluation`` record. The model never sees the scope here: no request changes.
+``verifier_evaluation`` record. A narrow question's scope also narrows what the executor's
+requests let a model generate (:class:`~pytest_diageval.core.contract.scope.DecodingScope`:
+the tools' service / alert enums, the contract's claim types and citable invocations).
 
 Everything is persisted as it happens: agent steps, tool rows, ``verifier_evaluation`` and
 ``rule_evaluation``. An LLM that answers nothing usable ends the session as an error in the
@@ -45,7 +47,7 @@ from pytest_diageval.core.contract.contracts import (
     RetryContext,
     VerifierInput,
 )
-from pytest_diageval.core.contract.scope import ScopeContract
+from pytest_diageval.core.contract.scope import DecodingScope, ScopeContract
 from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.tool_arguments import (
@@ -61,6 +63,8 @@ from pytest_diageval.core.judge.verdict import VerdictDecision, derive_verdict, 
 from pytest_diageval.core.scope.session import (
     ScopeNames,
     ScopeSplit,
+    SetAsidePlanStep,
+    checked_plan,
     is_off_scope,
     session_scope,
     split_claims,
@@ -111,7 +115,7 @@ class ChatService:
         scope, _widened = session_scope(query, names)  # the planner's proposal is a later step
         self.store.create_session(session_id, query, now)
         recorder = ToolInvocationRecorder(self.store, Toolbox(world), session_id)
-        tools = constrained_tool_definitions(world, query)
+        tools = constrained_tool_definitions(world, query, DecodingScope.of(scope))
         self.store.update_self_evaluation(
             session_id,
             "scope_contract",
@@ -154,16 +158,18 @@ class ChatService:
         planner = run_planner(
             session.llm, session.query, round=round_number, retry_context=retry_context
         )
-        self._persist_planner(session, round_number, planner)
+        plan, plan_set_aside = checked_plan(planner.plan, session.scope, session.names)
+        self._persist_planner(session, round_number, planner, plan_set_aside)
         executor = run_executor(
             session.llm,
             session.recorder,
             query=session.query,
             round=round_number,
-            plan=planner.plan,
+            plan=plan,  # the plan checked against the scope, never the model's own
             retry_context=retry_context,
             budget=self.budget,
             tools=session.tools,
+            scope=DecodingScope.of(session.scope),
         )
         self._persist_executor(session, round_number, executor)
         gatekeeper = self._gatekeep(session, executor)
@@ -210,6 +216,7 @@ class ChatService:
             retry_context=retry_context,
             plan=planner.plan,
             planner_error=planner.error,
+            plan_set_aside=plan_set_aside,
             executor_final_answer=executor.final_answer,
             executor_contract=executor.contract,
             parse_status=executor.parse_status,
@@ -264,9 +271,10 @@ class ChatService:
     ) -> list[FactChecked] | None:
         """The facts as judged without the scope, for the retry context's evidence gaps only.
 
-        The scope is not yet in any request (no prompt, schema or tool knows it; issue 25's
-        later parts), so the next round is told the gaps it was always told, and a recorded
-        round 2 replays byte for byte. The verdict and the route never read these facts.
+        The retry context says what evidence is missing, not what is in scope (the scope
+        reaches the model through the tools' enums, the contract schema and the checked plan),
+        so the next round is told the gaps it was always told. The verdict and the route never
+        read these facts.
         """
         if not split.set_aside or verifier.output is None:
             return None
@@ -275,8 +283,19 @@ class ChatService:
 
     # ------------------------------------------------------------------ persistence
 
-    def _persist_planner(self, session: _Session, round_number: int, run: PlannerRun) -> None:
-        output = {"plan": None if run.plan is None else run.plan.model_dump(), "error": run.error}
+    def _persist_planner(
+        self,
+        session: _Session,
+        round_number: int,
+        run: PlannerRun,
+        set_aside: list[SetAsidePlanStep],
+    ) -> None:
+        output = {
+            "plan": None if run.plan is None else run.plan.model_dump(),
+            "error": run.error,
+            "reasks": list(run.reasks),
+            "scope_set_aside": [item.model_dump() for item in set_aside],
+        }
         self._persist_step(session, round_number, "planner", {"messages": run.messages}, output)
 
     def _persist_executor(self, session: _Session, round_number: int, run: ExecutorRun) -> None:
@@ -294,6 +313,9 @@ class ChatService:
         output = {
             "verifier_output": None if run.output is None else run.output.model_dump(),
             "failure": run.failure,
+            # Why each re-ask was made (a cut-off one says so): an answer that parsed after a
+            # re-ask leaves no other trace.
+            "reasks": list(run.reasks),
         }
         self._persist_step(session, round_number, "verifier", {"messages": run.messages}, output)
 

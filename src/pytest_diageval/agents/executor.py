@@ -21,6 +21,14 @@ How the loop stops (``ExecutorRun.stop_reason``, persisted with the executor's s
 * ``repeated_call`` (the same for a call that completed: a live model asked the same no-hit
   search five times): the repeat is not run again, its answer points at the earlier result.
 
+A narrow question's scope (:class:`~pytest_diageval.core.contract.scope.DecodingScope`, issue
+25 part 3) narrows the tools' ``service`` / ``alert_name`` enums (the caller's ``tools``), the
+contract's claim types and the invocations a binding may cite. A call that names a service or
+alert outside it anyway (a host that ignores the schema, a scripted entry) is refused before it
+runs: it gets no invocation id, so nothing can cite it; its reply and its ``error`` (persisted
+with the executor's step) start with ``scope.out_of_scope_call``; a verbatim repeat stops the
+loop like any refused call.
+
 The last two end with one request that forces ``submit_evidence_contract`` (and offers nothing
 else). The contract is parsed once and never re-asked (the executor's re-ask count is 0): a
 parse failure is recorded and the flow goes on (the verifier falls back to the raw text).
@@ -43,8 +51,10 @@ from pytest_diageval.core.contract.contracts import (
     ParseStatus,
     Plan,
     RetryContext,
+    ToolInvocation,
 )
 from pytest_diageval.core.contract.schema import SUBMIT_CONTRACT_FUNCTION, submit_contract_tool
+from pytest_diageval.core.contract.scope import DecodingScope
 from pytest_diageval.core.evidence.recorder import (
     EVIDENCE_LIST_KEYS,
     RecordedCall,
@@ -91,6 +101,7 @@ StopReason = Literal[
     "submitted", "message", "budget_exhausted", "repeated_argument_error", "repeated_call"
 ]
 _REQUIRED = "required"
+_FULL_SCOPE = DecodingScope()  # a broad question: today's enums, every type, every invocation
 _FORCE_SUBMIT = {"type": "function", "function": {"name": SUBMIT_CONTRACT_FUNCTION}}
 
 
@@ -140,16 +151,18 @@ def run_executor(
     retry_context: RetryContext | None = None,
     budget: ExecutorBudget = ExecutorBudget(),
     tools: Sequence[Mapping[str, Any]] = TOOL_DEFINITIONS,
+    scope: DecodingScope = _FULL_SCOPE,
 ) -> ExecutorRun:
-    """One executor loop; ``tools`` are the evidence tools offered (the session's, narrowed)."""
+    """One executor loop; ``tools`` are the evidence tools offered (the session's, narrowed),
+    ``scope`` what the question lets the calls and the contract be about."""
     messages = executor_messages(query, plan, retry_context)
-    loop = _Loop(recorder, round, budget)
+    loop = _Loop(recorder, round, budget, scope)
     stop: StopReason = "budget_exhausted"
     turn = 0
     for turn in range(1, budget.max_turns + 1):
         if len(loop.calls) >= budget.max_tool_calls:
             break
-        offered = [*tools, submit_contract_tool(recorder.invocations())]
+        offered = [*tools, _submit_tool(recorder, scope)]
         completion = llm.chat(
             messages, stage="executor", round=round, tools=offered, tool_choice=_REQUIRED
         )
@@ -170,7 +183,7 @@ def run_executor(
         messages,
         stage="executor",
         round=round,
-        tools=[submit_contract_tool(recorder.invocations())],
+        tools=[_submit_tool(recorder, scope)],
         tool_choice=_FORCE_SUBMIT,
     )
     message = completion.choices[0].message
@@ -208,6 +221,12 @@ def _finish(
     )
 
 
+def _submit_tool(recorder: ToolInvocationRecorder, scope: DecodingScope) -> dict[str, Any]:
+    """``submit_evidence_contract`` offering only the invocations and claim types in scope."""
+    citable: list[ToolInvocation] = [row for row in recorder.invocations() if scope.admits(row)]
+    return submit_contract_tool(citable, scope.claim_types)
+
+
 def _submitted_arguments(message: Any) -> str | None:
     """The arguments text of the message's ``submit_evidence_contract`` call, if it made one.
 
@@ -223,10 +242,17 @@ def _submitted_arguments(message: Any) -> str | None:
 class _Loop:
     """The tool calls of one executor loop: runs them and notices a verbatim repeat."""
 
-    def __init__(self, recorder: ToolInvocationRecorder, round: int, budget: ExecutorBudget):
+    def __init__(
+        self,
+        recorder: ToolInvocationRecorder,
+        round: int,
+        budget: ExecutorBudget,
+        scope: DecodingScope,
+    ):
         self.recorder = recorder
         self.round = round
         self.budget = budget
+        self.scope = scope
         self.calls: list[ToolCallSummary] = []
         self.stop: StopReason | None = None
         self._refused: set[str] = set()
@@ -247,7 +273,7 @@ class _Loop:
             record, reply = _repeat_reply(tool_call.id, name, raw_arguments, earlier)
         else:
             record, reply, refused = _run_tool_call(
-                self.recorder, tool_call, self.round, len(self.calls), self.budget
+                self.recorder, tool_call, self.round, len(self.calls), self.budget, self.scope
             )
             if refused:
                 self._refused.add(signature)
@@ -277,6 +303,7 @@ def _run_tool_call(
     round: int,
     calls_so_far: int,
     budget: ExecutorBudget,
+    scope: DecodingScope = _FULL_SCOPE,
 ) -> tuple[ToolCallSummary, str, bool]:
     """Run one call: its summary, the reply text, and whether its arguments were refused."""
     name = tool_call.function.name
@@ -291,6 +318,9 @@ def _run_tool_call(
     if calls_so_far >= budget.max_tool_calls:
         error = f"tool-call budget of {budget.max_tool_calls} exhausted; {name} was not run"
         return (*_error_reply(tool_call.id, name, arguments, error), False)
+    refusal = scope.refusal(arguments)
+    if refusal is not None:  # never run: no row, no id, nothing a binding could cite
+        return (*_error_reply(tool_call.id, name, arguments, refusal), True)
     try:
         recorded = recorder.call(name, arguments, round=round)
     except (UnknownToolError, ToolArgumentError) as exc:

@@ -5,8 +5,8 @@ Every agent talks to the model through :class:`LLM`:
 * :meth:`LLM.chat` is a plain chat completion (the executor's function-calling loop);
 * :meth:`LLM.structured` is a pydantic answer through instructor's TOOLS mode (planner,
   verifier, and the grader of a ``rubric`` check). ``structured_max_retries`` re-asks on
-  invalid output, so with the default of 1 a malformed answer costs exactly two HTTP calls and
-  a good one exactly one.
+  invalid output, an answer cut at ``max_tokens`` included, so with the default of 1 a
+  malformed or cut answer costs exactly two HTTP calls and a good one exactly one.
 
 Both send through :func:`post_completion`: exactly what ``client.chat.completions.create``
 sends, without its params walk (most of the SDK's time on a long conversation).
@@ -63,15 +63,20 @@ from pytest_diageval.agents.request_options import (
     Stage,
 )
 from pytest_diageval.agents.structured_output import (
-    REASKED_ERRORS,
+    CUT_OFF_REASON,
     converted_messages,
     instructor_model,
+    raw_text,
+    reask_reason,
+    reason_text,
     structured_request,
     tools_handlers,
+    with_parameters,
 )
 from pytest_diageval.core.evidence.store import stable_json
 
 __all__ = [
+    "CUT_OFF_REASON",
     "LLM",
     "ROUND_HEADER",
     "STAGES",
@@ -254,11 +259,19 @@ class LLM:
         *,
         stage: Stage,
         round: int,
+        parameters: Mapping[str, Any] | None = None,
+        reasks: list[str] | None = None,
     ) -> ModelT:
         """A validated ``response_model`` through instructor (TOOLS mode, forced function).
 
         Costs ``1 + structured_max_retries`` calls at most; the re-ask is instructor's own
-        (it appends the invalid answer and the validation error to the conversation).
+        (it appends the invalid answer and the error to the conversation). An answer cut at
+        ``max_tokens`` (``finish_reason`` ``length``) is re-asked like an invalid one, with
+        :data:`CUT_OFF_REASON`; instructor itself never re-asks it.
+
+        ``parameters`` replaces the forced function's JSON Schema (a per-session narrowing of
+        ``response_model``'s, e.g. the verifier's); the answer is still parsed by
+        ``response_model``. The reason of each re-ask is appended to ``reasks`` (the audit's).
         """
         headers = stage_headers(stage, round)
         prepared, additions = structured_request(response_model)
@@ -267,7 +280,7 @@ class LLM:
             "model": self.config.model,
             **self._stage_params(stage),
             "extra_headers": headers,
-            **additions,
+            **(additions if parameters is None else with_parameters(additions, parameters)),
             # A list of our own: instructor's re-ask appends to it.
             "messages": converted_messages(handlers, messages),
         }
@@ -283,16 +296,18 @@ class LLM:
                     stream=False,
                     is_async=False,
                 )
-            except REASKED_ERRORS as exc:
-                if attempt == attempts:
+            except Exception as exc:
+                problem = reask_reason(exc)
+                if problem is None or attempt == attempts:  # a refusal is never re-asked
+                    reason = problem or exc
                     raise self._invalid(
-                        exc, completion, response_model, attempt, stage=stage, round=round
+                        reason, completion, response_model, attempt, stage=stage, round=round
                     ) from exc
-                request = handlers.reask_handler(kwargs=request, response=completion, exception=exc)
-            except Exception as exc:  # cut at max_tokens, a refusal: instructor never re-asks
-                raise self._invalid(
-                    exc, completion, response_model, attempt, stage=stage, round=round
-                ) from exc
+                if reasks is not None:
+                    reasks.append(f"attempt {attempt}: {reason_text(problem)}")
+                request = handlers.reask_handler(
+                    kwargs=request, response=completion, exception=problem
+                )
             else:
                 return cast(ModelT, parsed)
         raise AssertionError("unreachable: the last attempt returns or raises")
@@ -330,12 +345,12 @@ class LLM:
     ) -> StructuredOutputError:
         """The answer stayed invalid: the reason, and what the model last said, for the audit."""
         return StructuredOutputError(
-            str(reason).strip() or type(reason).__name__,
+            reason_text(reason),
             stage=stage,
             round=round,
             response_model=model.__name__,
             attempts=attempts,
-            last_raw=_raw_text(last),
+            last_raw=raw_text(last),
         )
 
     def _describe(self, exc: openai.APIError) -> str:
@@ -349,17 +364,6 @@ class LLM:
         else:
             what = str(exc)
         return f"{where} {what} (SDK retries: {self.config.max_retries})"
-
-
-def _raw_text(completion: ChatCompletion) -> str | None:
-    """What the model actually said: the forced call's arguments, else the message text."""
-    if not completion.choices:
-        return None
-    message = completion.choices[0].message
-    for call in message.tool_calls or []:
-        if isinstance(call, ChatCompletionMessageFunctionToolCall):
-            return call.function.arguments
-    return message.content
 
 
 # The keys of a chat completion body, in the order ``chat.completions.create`` writes them;

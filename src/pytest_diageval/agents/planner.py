@@ -1,12 +1,13 @@
 """The Planner: a short evidence-gathering plan as structured output.
 
-A planner that cannot produce a valid plan (after instructor's one re-ask) is not fatal: the
-executor then works from the query alone, and the failure is kept for the audit.
+A planner that cannot produce a valid plan (after its one re-ask, which an answer cut at
+``max_tokens`` gets too) is not fatal: the executor then works from the query alone, and the
+failure is kept for the audit.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pytest_diageval.agents.llm import LLM, StructuredOutputError
 from pytest_diageval.agents.prompts import load_prompt, wrap_data
@@ -20,6 +21,8 @@ class PlannerRun:
     plan: Plan | None
     error: str | None
     messages: list[dict[str, str]]
+    reasks: list[str] = field(default_factory=list)
+    """Why each re-ask was made (an answer cut at max_tokens says so), for the audit."""
 
 
 def planner_messages(query: str, retry_context: RetryContext | None) -> list[dict[str, str]]:
@@ -36,8 +39,10 @@ def run_planner(
     llm: LLM, query: str, *, round: int, retry_context: RetryContext | None = None
 ) -> PlannerRun:
     messages = planner_messages(query, retry_context)
+    reasks: list[str] = []
     try:
-        plan = llm.structured(Plan, messages, stage="planner", round=round)
+        plan = llm.structured(Plan, messages, stage="planner", round=round, reasks=reasks)
     except StructuredOutputError as exc:
-        return PlannerRun(plan=None, error=f"planner output invalid: {exc}", messages=messages)
-    return PlannerRun(plan=plan, error=None, messages=messages)
+        error = f"planner output invalid: {exc}"
+        return PlannerRun(plan=None, error=error, messages=messages, reasks=reasks)
+    return PlannerRun(plan=plan, error=None, messages=messages, reasks=reasks)

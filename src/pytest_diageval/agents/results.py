@@ -25,7 +25,7 @@ from pytest_diageval.core.contract.contracts import (
 )
 from pytest_diageval.core.contract.scope import ScopeContract
 from pytest_diageval.core.judge.verdict import VerdictDecision
-from pytest_diageval.core.scope.session import SetAsideClaim
+from pytest_diageval.core.scope.session import SetAsideClaim, SetAsidePlanStep
 
 __all__ = ["AnswerKind", "ChatResult", "RoundResult", "ToolCallSummary"]
 
@@ -51,8 +51,10 @@ class RoundResult(_Result):
 
     round: int
     retry_context: RetryContext | None = None
-    plan: Plan | None
+    plan: Plan | None  # what the planner said; the executor saw it without plan_set_aside
     planner_error: str | None = None
+    # Plan steps outside the question's scope, withheld from the executor (the rule and why).
+    plan_set_aside: list[SetAsidePlanStep] = Field(default_factory=list)
     executor_final_answer: str
     executor_contract: ExecutorContract | None
     parse_status: ParseStatus

@@ -228,7 +228,8 @@ def scaffold_from_session(db: Path, session_id: str | None, scenario_id: str | N
 
     The audit keeps each agent's parsed answer, not the raw messages: all of a round's tool
     calls become one executor turn, and an answer that could not be used (a planner or
-    verifier failure, after its re-ask) becomes two ``raw`` entries to fill in.
+    verifier failure, after its re-ask) becomes two ``raw`` entries to fill in; one that was
+    used after a re-ask (the step's ``reasks``) a ``raw`` entry before its ``content``.
     """
     from pytest_diageval.core.evidence.store import Store
 
@@ -274,7 +275,12 @@ def _entries(step: dict[str, Any]) -> list[dict[str, Any]]:
                 "raw": f"TODO: unusable answer ({output.get('error') or output.get('failure')})",
             }
             return [failed, dict(failed)]  # the answer and its re-ask
-        return [{"stage": agent, "content": answer[agent]}]
+        # An answer that parsed after a re-ask (a cut one, say) cost one request per re-ask.
+        reasked = [
+            {"stage": agent, "raw": f"TODO: the answer that was re-asked ({reason})"}
+            for reason in output.get("reasks") or []
+        ]
+        return [*reasked, {"stage": agent, "content": answer[agent]}]
     entries: list[dict[str, Any]] = []
     calls = [c for c in output.get("tool_calls", []) if isinstance(c.get("arguments"), dict)]
     if calls:

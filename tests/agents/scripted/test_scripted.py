@@ -281,6 +281,45 @@ def test_content_and_raw_arguments_call_submit_evidence_contract_when_it_is_offe
     assert third.choices[0].message.content == '{"a":1}'  # not offered: message content
 
 
+def test_finish_reason_length_reports_a_cut_answer_as_the_server_does() -> None:
+    text = '{"plan": "确认告'
+    llm, transport = scripted_llm(
+        [
+            {"stage": "planner", "raw_arguments": text, "finish_reason": "length"},
+            {"stage": "planner", "raw": "计划：先查", "finish_reason": "length"},
+            {"stage": "planner", "raw_arguments": text},
+        ]
+    )
+    forced = {"type": "function", "function": {"name": "query_logs"}}
+    answers = [
+        llm.chat(USER, stage="planner", round=1, tools=[QUERY_LOGS_TOOL], tool_choice=forced)
+        for _ in range(3)
+    ]
+    assert [a.choices[0].finish_reason for a in answers] == ["length", "length", "stop"]
+    assert _function_calls(answers[0]) == [("call_forced_1", "query_logs", text)]
+    assert answers[1].choices[0].message.content == "计划：先查"
+    transport.assert_exhausted()
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"stage": "planner", "content": {"plan": "p", "steps": []}, "finish_reason": "length"},
+        {"stage": "executor", "tool_calls": [{"name": "query_logs"}], "finish_reason": "length"},
+    ],
+)
+def test_finish_reason_length_needs_the_partial_text_of_raw_or_raw_arguments(
+    entry: dict[str, object],
+) -> None:
+    with pytest.raises(ScriptFormatError, match=r"entry 1 .*finish_reason: length marks a cut"):
+        parse_script([entry])
+
+
+def test_finish_reason_takes_only_length() -> None:
+    with pytest.raises(ScriptFormatError, match="finish_reason"):
+        parse_script([{"stage": "planner", "raw": "x", "finish_reason": "stop"}])
+
+
 def test_raw_arguments_without_a_forced_function_name_the_entry_and_stage() -> None:
     llm, transport = scripted_llm([{"stage": "executor", "raw_arguments": "{"}])
     with pytest.raises(ScriptError) as excinfo:

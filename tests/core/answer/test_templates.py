@@ -403,11 +403,13 @@ def test_without_a_contract_no_fact_is_ever_confirmed() -> None:
         _checked(HEAP, "direct_evidence", "trace-2", "claim-7"),  # no such contract claim
     ]
     decision = _derive(facts, GATE_PARSE_FAILED, None)
-    assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.8667)
+    # The fact naming claim-7 supports nothing (fact.claim_unknown): (1 + 0.6 + 0) / 3.
+    assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.5333)
     answer = _render("disclaimer", decision, contract=None)
     # Without a parsed contract no claim was checked by code: the verifier's facts are its
-    # word alone, so none is listed, the incident ones no more than the runbook one.
-    assert answer == f"{DISCLAIMER}\n\n{NO_FINDINGS}"
+    # word alone, so none is listed, the incident ones no more than the runbook one; the
+    # rejected one is a gap, named generically.
+    assert answer == f"{DISCLAIMER}\n\n{NO_FINDINGS}\n\n{EVIDENCE_GAPS_HEADING}\n- {FACT_GAP}"
 
 
 def test_a_placeholder_fact_copied_from_the_prompt_is_never_shown() -> None:

@@ -249,11 +249,41 @@ def test_refs_naming_no_trace_ref_and_no_session_invocation_are_downgraded() -> 
     assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.0)
 
 
-def test_a_ref_naming_an_invocation_of_this_session_is_enough() -> None:
+def test_a_ref_without_a_trace_ref_of_the_summary_is_made_up_whatever_ids_it_lists() -> None:
+    # The verifier's schema offers only the summary's trace refs (issue 25): naming an
+    # invocation of this session no longer excuses a made-up trace_ref.
     output = _output("PASS", 1.0, _fact(HEAP_LOG, "direct_evidence", [("trace-9", [2])]))
     decision = _derive(output)
-    assert decision.facts[0].verification == "direct_evidence"
-    assert (decision.derived_verdict, decision.derived_score) == ("PASS", 1.0)
+    assert decision.facts[0].verification == "no_evidence"
+    assert [(o.rule, o.from_value, o.to_value) for o in decision.overrides[:1]] == [
+        ("fact.trace_ref_unknown", "direct_evidence", "no_evidence")
+    ]
+    assert decision.overrides[0].reason == (
+        "evidence_refs cite 'trace-9', which this session's trace summary does not have"
+        " (it has trace-1, trace-2, trace-3, trace-4, trace-5)"
+    )
+    assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.0)
+
+
+def test_one_made_up_trace_ref_beside_a_real_one_rejects_the_fact() -> None:
+    refs = [("trace-2", [2]), ("trace-7", [])]
+    output = _output("PASS", 1.0, _fact(HEAP_LOG, "direct_evidence", refs))
+    decision = _derive(output)
+    assert decision.facts[0].verification == "no_evidence"
+    assert _rules(decision)[0] == "fact.trace_ref_unknown"
+    assert "'trace-7'" in decision.overrides[0].reason
+
+
+def test_a_made_up_trace_ref_on_a_gap_or_a_contradiction_changes_nothing() -> None:
+    output = _output(
+        "REJECT",
+        0.0,
+        _fact(HIKARI, "contradicted", [("trace-9", [])]),
+        _fact(LEAK, "no_evidence", [("trace-8", [])]),
+    )
+    decision = _derive(output)
+    assert [f.verification for f in decision.facts] == ["contradicted", "no_evidence"]
+    assert "fact.trace_ref_unknown" not in _rules(decision)
 
 
 def test_a_ref_to_a_deduped_lookup_entry_is_never_fresh_support() -> None:
@@ -288,7 +318,8 @@ def test_an_entry_of_only_deduped_calls_is_not_fresh_even_if_labelled_supported(
 
 
 def test_a_session_invocation_missing_from_the_summary_is_not_fresh_support() -> None:
-    output = _output("PASS", 1.0, _fact(MEMORY, "direct_evidence", [("trace-9", [7])]))
+    # Invocation 7 is this session's but in no summary entry: it adds no fresh support.
+    output = _output("PASS", 1.0, _fact(MEMORY, "direct_evidence", [("trace-5", [7])]))
     decision = derive_verdict(output, GATE_PASS, SUMMARY, {*SESSION_IDS, 7})
     assert decision.overrides[0].rule == "fact.evidence_not_fresh"
 
@@ -509,6 +540,45 @@ def test_direct_label_over_runbook_entries_only_is_capped_at_indirect() -> None:
     assert decision.facts[0].verification == "indirect_support"
     assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.6)
     assert decision.overrides[0].rule == "fact.evidence_level_cap"
+
+
+def test_a_fact_naming_a_claim_the_contract_lacks_supports_nothing_and_is_critical() -> None:
+    # Recorded live: facts pointed at no claim. Every real claim is checked here, directly;
+    # the fact about "claim-9" (none such) would otherwise ride along as a supported fact.
+    checked = {**_negative(), "claim_id": "claim-1"}
+    ghost = {**_fact(MEMORY, "direct_evidence", [("trace-1", [1])], critical=False)}
+    ghost["claim_id"] = "claim-9"
+    decision = _derive_claims(_output("PASS", 1.0, checked, ghost), NEGATIVE_CLAIM)
+    assert [(f.verification, f.is_critical) for f in decision.facts] == [
+        ("direct_evidence", True),
+        ("no_evidence", True),
+    ]
+    unknown = [o for o in decision.overrides if o.rule == "fact.claim_unknown"]
+    assert [(o.fact_index, o.from_value, o.to_value) for o in unknown] == [
+        (1, "direct_evidence", "no_evidence")
+    ]
+    assert unknown[0].reason == (
+        "the fact names claim 'claim-9', which the contract does not have (its claims:"
+        " claim-1); it supports nothing and is critical"
+    )
+    assert (decision.derived_verdict, decision.derived_score) == ("LOW_CONFID", 0.5)
+
+
+def test_a_gap_naming_an_unknown_claim_only_becomes_critical() -> None:
+    ghost = {**_fact(MEMORY, "no_evidence", [], critical=False), "claim_id": "c1"}
+    decision = _derive_claims(_output("LOW_CONFID", 0.5, _negative(), ghost), NEGATIVE_CLAIM)
+    unknown = [o for o in decision.overrides if o.rule == "fact.claim_unknown"]
+    assert [(o.from_value, o.to_value) for o in unknown] == [("non-critical", "critical")]
+    assert decision.facts[1].verification == "no_evidence"
+
+
+def test_a_fact_without_a_claim_id_is_still_matched_by_its_text() -> None:
+    fact = _fact(MEMORY, "direct_evidence", [("trace-1", [1])])
+    decision = _derive_claims(
+        _output("PASS", 1.0, fact), _claims(("claim-2", "observation", MEMORY))
+    )
+    assert "fact.claim_unknown" not in _rules(decision)
+    assert (decision.derived_verdict, decision.derived_score) == ("PASS", 1.0)
 
 
 def test_a_claim_the_verifier_never_checked_becomes_a_critical_gap() -> None:

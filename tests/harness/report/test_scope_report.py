@@ -84,3 +84,33 @@ def test_a_report_from_before_the_scope_still_renders(report: dict[str, Any]) ->
     page = parse_html(render_html(older, None))
     assert page.find_all("p", "scope") == []
     assert page.find_all("table", "set-aside") == []
+
+
+def test_the_audit_trail_says_each_withheld_plan_step_and_refused_call() -> None:
+    plan = SHIPPED / "scope" / "plan-names-out-of-scope-service.yaml"
+    refused = SHIPPED / "scope" / "out-of-scope-call-refused.yaml"
+    entries = report_of([plan, refused])["scenarios"]
+    trails = {}
+    for entry in entries:
+        data = copy.deepcopy(entry["result"])
+        for row in data["invocations"]:
+            row["duration_ms"] = 0
+        trails[entry["id"]] = audit_trail(ChatResult.model_validate(data)).splitlines()
+    (step,) = [
+        line.strip()
+        for line in trails["scope-plan-names-out-of-scope-service"]
+        if line.strip().startswith("plan step withheld")
+    ]
+    assert step == (
+        "plan step withheld (scope.out_of_scope_plan_step): 用 query_logs 查询 inventory-service"
+        " 的 HikariCP 连接池耗尽日志 (it is about inventory-service; the question asks about"
+        " payment-service, HighCPUUsage)"
+    )
+    (call,) = [
+        line.strip() for line in trails["scope-out-of-scope-call-refused"] if "ERROR" in line
+    ]
+    assert call.startswith("tool query_logs ")
+    assert call.endswith(
+        "-> no row  ERROR scope.out_of_scope_call: service=payment-service is outside the"
+        " question's scope (order-service); the call was not run"
+    )

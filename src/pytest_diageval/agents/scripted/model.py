@@ -21,7 +21,9 @@ per expected request, served in order:
   (or ``submit_evidence_contract`` when offered), with exactly that text as its ``arguments``
   string: the malformed function call a real model sends, which ``raw`` cannot express because
   it answers with message content. ``raw`` on the executor's last entry is a host that answered
-  text instead of calling ``submit_evidence_contract``.
+  text instead of calling ``submit_evidence_contract``;
+* ``finish_reason: length`` beside ``raw`` or ``raw_arguments`` (an extension) reports that
+  answer as cut at ``max_tokens``, as a server does when the tokens ran out mid-answer.
 
 The entry's ``stage`` must equal the request's ``X-Diageval-Stage`` header. A mismatch, a
 request after the last entry, and (through :meth:`ScriptedTransport.assert_exhausted`) entries
@@ -34,7 +36,7 @@ import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 import httpx2
 import openai
@@ -126,6 +128,11 @@ class ScriptEntry(BaseModel):
         description="true: `content` is deliberately not a valid answer of its stage (it is"
         " then not checked at load). 故意无效的结构化回答。",
     )
+    finish_reason: Literal["length"] | None = Field(
+        None,
+        description="length: the answer was cut at max_tokens (`raw` or `raw_arguments` is"
+        " the partial text the server sent). 回答在 max_tokens 处被截断。",
+    )
 
     @model_validator(mode="after")
     def _exactly_one_answer(self) -> Self:
@@ -134,6 +141,11 @@ class ScriptEntry(BaseModel):
             found = ", ".join(given) if given else "none"
             raise ValueError(
                 f"an entry needs exactly one of {', '.join(_ANSWER_FIELDS)} (found: {found})"
+            )
+        if self.finish_reason is not None and self.raw is None and self.raw_arguments is None:
+            raise ValueError(
+                "finish_reason: length marks a cut answer, whose partial text is `raw` or"
+                " `raw_arguments`; a whole `content` or `tool_calls` was not cut"
             )
         if self.invalid and self.content is None:
             raise ValueError(
@@ -293,6 +305,8 @@ class ScriptedTransport(httpx2.BaseTransport):
             text = entry.raw if entry.raw is not None else stable_json(entry.content)
             message = {"role": "assistant", "content": text}
             finish_reason = "stop"
+        if entry.finish_reason is not None:
+            finish_reason = entry.finish_reason
         prompt = prompt_tokens(recorded.content.decode("utf-8"), body)
         return _completion(index + 1, body, message, finish_reason, prompt)
 

@@ -12,7 +12,11 @@ produce a citation of an invocation that never happened:
 * a citable invocation is a completed evidence call with ``evidence_refs`` (its raw paths) or
   a completed search that found nothing (its collection path, ``$.logs`` / ``$.alerts``,
   :data:`~.gatekeeper_rules.NO_HIT_RAW_PATHS`); failed, deduped and helper calls offer none;
-* before any citable invocation, bindings are empty arrays.
+* before any citable invocation, bindings are empty arrays;
+* with a narrow question's scope (:class:`~.scope.DecodingScope`), the caller passes only the
+  invocations the scope admits, and ``claim_type`` is an ``enum`` of the types the question
+  allows (observation / negative_observation): a small model under a grammar then cannot cite
+  another service's evidence or write a root cause for "只确认 …".
 
 The excerpt stays free text: it is where the gatekeeper judges a model's quote. Nothing here
 replaces a check: hosted models may ignore a schema, and the gatekeeper checks every binding
@@ -93,12 +97,16 @@ def binding_alternatives(invocations: Sequence[ToolInvocation]) -> list[dict[str
     return alternatives
 
 
-def contract_parameters(invocations: Sequence[ToolInvocation]) -> dict[str, Any]:
-    """The JSON Schema of the contract, with bindings limited to ``invocations``."""
+def contract_parameters(
+    invocations: Sequence[ToolInvocation], claim_types: Sequence[ClaimType] | None = None
+) -> dict[str, Any]:
+    """The JSON Schema of the contract, with bindings limited to ``invocations`` and claim
+    types to ``claim_types`` (default: every type)."""
     bindings = _bindings(binding_alternatives(invocations))
+    types = list(claim_types) if claim_types else list(get_args(ClaimType))
     claim = _object(
         claim_id={"type": "string"},
-        claim_type={"type": "string", "enum": list(get_args(ClaimType))},
+        claim_type={"type": "string", "enum": types},
         claim_text={"type": "string"},
         support_level={"type": "string", "enum": list(get_args(SupportLevel))},
         evidence_bindings=bindings,
@@ -127,14 +135,16 @@ def contract_parameters(invocations: Sequence[ToolInvocation]) -> dict[str, Any]
     )
 
 
-def submit_contract_tool(invocations: Sequence[ToolInvocation]) -> dict[str, Any]:
+def submit_contract_tool(
+    invocations: Sequence[ToolInvocation], claim_types: Sequence[ClaimType] | None = None
+) -> dict[str, Any]:
     """The OpenAI ``tools`` entry of ``submit_evidence_contract`` for this session so far."""
     return {
         "type": "function",
         "function": {
             "name": SUBMIT_CONTRACT_FUNCTION,
             "description": _DESCRIPTION,
-            "parameters": contract_parameters(invocations),
+            "parameters": contract_parameters(invocations, claim_types),
         },
     }
 

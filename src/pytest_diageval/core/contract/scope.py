@@ -9,11 +9,21 @@ never widen.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_diageval.core.contract.contracts import ClaimType
+from pytest_diageval.core.contract.contracts import ClaimType, ToolInvocation
 
-__all__ = ["ALL_CLAIM_TYPES", "NARROW_CLAIM_TYPES", "ScopeContract"]
+__all__ = [
+    "ALL_CLAIM_TYPES",
+    "NARROW_CLAIM_TYPES",
+    "OUT_OF_SCOPE_CALL",
+    "DecodingScope",
+    "ScopeContract",
+]
 
 ALL_CLAIM_TYPES: tuple[ClaimType, ...] = (
     "observation",
@@ -44,3 +54,54 @@ class ScopeContract(BaseModel):
         default_factory=list, description="The words that made it narrow, as written."
     )
     claim_types: list[ClaimType] = Field(default_factory=lambda: list(ALL_CLAIM_TYPES))
+
+
+OUT_OF_SCOPE_CALL = "scope.out_of_scope_call"
+"""The audited name of an evidence call refused because it names a service or alert outside a
+narrow question's scope (the reply to the model, and the call's ``error``, start with it)."""
+_SCOPED_ARGUMENTS = {"service": "services", "alert_name": "alerts"}
+
+
+@dataclass(frozen=True)
+class DecodingScope:
+    """What the session's requests may let a model generate (issue 25 part 3).
+
+    ``services`` / ``alerts`` are ``None`` (every one the world offers, today's enums) unless
+    the question is narrow and names some: only then do they become the tools' ``service`` /
+    ``alert_name`` enums, the only values a call may use, and the only invocations a binding
+    may cite. A broad question, or a narrow one naming no service, keeps the full enums: the
+    floor decides, never narrower than the question allows, never wider.
+    """
+
+    services: tuple[str, ...] | None = None
+    alerts: tuple[str, ...] | None = None
+    claim_types: tuple[ClaimType, ...] = ALL_CLAIM_TYPES
+
+    @classmethod
+    def of(cls, scope: ScopeContract) -> DecodingScope:
+        if not scope.narrow:
+            return cls(claim_types=tuple(scope.claim_types))
+        return cls(
+            services=tuple(scope.services) or None,
+            alerts=tuple(scope.alerts) or None,
+            claim_types=tuple(scope.claim_types),
+        )
+
+    def refusal(self, arguments: Mapping[str, Any]) -> str | None:
+        """Why a call with these arguments is outside the scope (None: it is inside)."""
+        for argument, field in _SCOPED_ARGUMENTS.items():
+            allowed: tuple[str, ...] | None = getattr(self, field)
+            value = arguments.get(argument)
+            # A blank or missing value is "no filter" (the tools' own reading): not refused here.
+            if allowed is None or not isinstance(value, str) or not value.strip():
+                continue
+            if value.strip() not in allowed:
+                return (
+                    f"{OUT_OF_SCOPE_CALL}: {argument}={value.strip()} is outside the question's"
+                    f" scope ({', '.join(allowed)}); the call was not run"
+                )
+        return None
+
+    def admits(self, invocation: ToolInvocation) -> bool:
+        """Whether a binding may cite ``invocation`` (its arguments are inside the scope)."""
+        return self.refusal(invocation.input_params) is None

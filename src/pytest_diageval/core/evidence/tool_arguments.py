@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
+from pytest_diageval.core.contract.scope import DecodingScope
 from pytest_diageval.core.evidence.tool_search import normalise_query
 from pytest_diageval.core.evidence.world import LogLevel, World, normalise_log_level
 
@@ -71,10 +72,10 @@ class ToolArgs(BaseModel):
 
 class QueryMetricsArgs(ToolArgs):
     service: OptionalName = Field(
-        default=None, description="服务名，精确匹配 / exact service name, e.g. order-service"
+        default=None, description="服务名，精确匹配 / exact service name, e.g. billing-gateway"
     )
     alert_name: OptionalName = Field(
-        default=None, description="告警名，精确匹配 / exact alert name, e.g. HighMemoryUsage"
+        default=None, description="告警名，精确匹配 / exact alert name, e.g. HighQueueLag"
     )
     keywords: Keywords = Field(
         default=None,
@@ -84,7 +85,7 @@ class QueryMetricsArgs(ToolArgs):
 
 class QueryLogsArgs(ToolArgs):
     service: OptionalName = Field(
-        default=None, description="服务名，精确匹配 / exact service name, e.g. order-service"
+        default=None, description="服务名，精确匹配 / exact service name, e.g. billing-gateway"
     )
     keywords: Keywords = Field(
         default=None,
@@ -198,13 +199,17 @@ def services_named_in(text: str) -> list[str]:
     return list(dict.fromkeys(_SERVICE_NAME.findall(text)))
 
 
-def constrained_tool_definitions(world: World, query: str) -> list[dict[str, Any]]:
+def constrained_tool_definitions(
+    world: World, query: str, scope: DecodingScope | None = None
+) -> list[dict[str, Any]]:
     """``TOOL_DEFINITIONS`` narrowed to one session, for servers that constrain decoding.
 
     ``service`` is required on ``query_metrics`` and ``query_logs`` and an ``enum`` of the
     services the world has plus those the question names (a question about a service the
     world lacks must still be searchable: its no-hit is the evidence); ``alert_name`` is an
-    ``enum`` of the world's alert names. Bounds (``limit``, ``top_k``) are the models' own
+    ``enum`` of the world's alert names. A narrow question's ``scope`` replaces either list by
+    the services / alerts it names (:class:`~pytest_diageval.core.contract.scope.DecodingScope`;
+    ``None`` there keeps the full list). Bounds (``limit``, ``top_k``) are the models' own
     ``minimum``/``maximum``. The tools themselves still validate every call as before: this
     only narrows what a schema-following model can generate.
     """
@@ -213,6 +218,10 @@ def constrained_tool_definitions(world: World, query: str) -> list[dict[str, Any
     )
     services += [name for name in services_named_in(query) if name not in services]
     alert_names = _sorted_unique(alert.alert_name for alert in world.alerts)
+    if scope is not None and scope.services is not None:
+        services = _sorted_unique(scope.services)
+    if scope is not None and scope.alerts is not None:
+        alert_names = _sorted_unique(scope.alerts)
     definitions = copy.deepcopy(TOOL_DEFINITIONS)
     for definition in definitions:
         function = definition["function"]

@@ -26,16 +26,19 @@ from pytest_diageval.core.judge.claim_support import (
 __all__ = [
     "CLAIM_CEILING_RULE",
     "CLAIM_UNCHECKED_RULE",
+    "CLAIM_UNKNOWN_RULE",
     "CRITICALITY_RULE",
     "INCIDENT_EVIDENCE_TOOLS",
     "REF_NOT_BOUND_RULE",
     "SUPPORTING",
+    "TRACE_REF_UNKNOWN_RULE",
     "Override",
     "anchor_to_claims",
     "claim_of",
     "downgrade_facts",
     "force_critical",
     "incident_evidence_facts",
+    "reject_unknown_claims",
     "unchecked_claims",
 ]
 
@@ -48,6 +51,11 @@ CLAIM_CEILING_RULE = "fact.claim_ceiling"
 """Override rule of a fact labelled above what its claim's own checked bindings carry."""
 REF_NOT_BOUND_RULE = "fact.ref_not_bound"
 """Override rule of a fact about a claim that cites evidence the claim never bound."""
+CLAIM_UNKNOWN_RULE = "fact.claim_unknown"
+"""Override rule of a fact naming a ``claim_id`` the contract does not have."""
+TRACE_REF_UNKNOWN_RULE = "fact.trace_ref_unknown"
+"""Override rule of a fact citing a ``trace_ref`` the session's trace summary does not have."""
+_SHOWN_ID_CHARS = 80  # a model-written id, quoted in an audit reason
 
 
 class Override(BaseModel):
@@ -61,6 +69,44 @@ class Override(BaseModel):
     from_value: str | float | None
     to_value: str | float
     reason: str
+
+
+def reject_unknown_claims(
+    facts: Sequence[FactChecked], claims: Sequence[Claim], overrides: list[Override]
+) -> list[FactChecked]:
+    """A fact naming a claim the contract does not have supports nothing and is critical.
+
+    The verifier's schema offers only the contract's claim ids (none without claims), so such a
+    fact comes from a model that ignored it: the code cannot hold its label to any claim's
+    evidence, so a supporting label becomes ``no_evidence``, and it is critical like every fact
+    about a claim (the verifier cannot make it vanish from the matrix). A fact without any
+    ``claim_id`` is matched by text (:func:`claim_of`) as before."""
+    known = {claim.claim_id for claim in claims}
+    listed = ", ".join(sorted(known)) or "none: the contract has no claims"
+    kept: list[FactChecked] = []
+    for index, fact in enumerate(facts):
+        if fact.claim_id is None or fact.claim_id in known:
+            kept.append(fact)
+            continue
+        label: FactVerification = (
+            "no_evidence" if fact.verification in SUPPORTING else fact.verification
+        )
+        changed = label != fact.verification
+        if changed or not fact.is_critical:
+            shown = repr(fact.claim_id[:_SHOWN_ID_CHARS])
+            overrides.append(
+                Override(
+                    rule=CLAIM_UNKNOWN_RULE,
+                    fact_index=index,
+                    fact=fact.fact,
+                    from_value=fact.verification if changed else "non-critical",
+                    to_value=label if changed else "critical",
+                    reason=f"the fact names claim {shown}, which the contract does not have"
+                    f" (its claims: {listed}); it supports nothing and is critical",
+                )
+            )
+        kept.append(fact.model_copy(update={"verification": label, "is_critical": True}))
+    return kept
 
 
 def force_critical(
@@ -229,6 +275,17 @@ def _reference_problem(
             "fact.evidence_ref_unknown",
             f"evidence_refs ({cited}) name neither an existing trace_ref"
             " nor an invocation of this session",
+        )
+    unknown = sorted({ref.trace_ref for ref in refs} - known_trace_refs)
+    if unknown:
+        # The schema offers only the session's trace refs: a ref outside them is made up, and
+        # a fact that cites made-up evidence carries no label, whatever else it cites.
+        shown = ", ".join(repr(ref[:_SHOWN_ID_CHARS]) for ref in unknown)
+        return (
+            "no_evidence",
+            TRACE_REF_UNKNOWN_RULE,
+            f"evidence_refs cite {shown}, which this session's trace summary does not have"
+            f" (it has {', '.join(item.trace_ref for item in trace_summary) or 'none'})",
         )
     entries = _cited_entries(fact, trace_summary, session_ids)
     fresh = [item for item in entries if _is_fresh_support(item, negative)]

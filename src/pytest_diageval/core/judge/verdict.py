@@ -4,15 +4,17 @@ The model's ``verdict`` and ``groundedness_score`` are kept for the audit but ne
 the decision. The decision is recomputed from ``facts_checked`` in five steps:
 
 0. **Claims first.** Every executor claim gets a ceiling from its own bindings as the gatekeeper
-   checked them (:mod:`.claim_support`), before any verifier label is read. Every fact is
-   about a claim is critical (``fact.criticality``: the verifier cannot demote a claim out of
-   the matrix). A fact
+   checked them (:mod:`.claim_support`), before any verifier label is read. A fact naming a
+   ``claim_id`` the contract does not have supports nothing and is critical
+   (``fact.claim_unknown``). Every fact about a claim is critical (``fact.criticality``: the
+   verifier cannot demote a claim out of the matrix). A fact
    about a claim is lowered to the claim's ceiling (``fact.claim_ceiling``), and to
    ``no_evidence`` when its refs name evidence the claim never bound (``fact.ref_not_bound``).
 1. **Reference downgrades.** A fact labelled ``direct_evidence`` or ``indirect_support`` is
    downgraded to ``no_evidence`` when its ``evidence_refs`` are empty
    (``fact.evidence_refs_empty``), when no ref names an existing ``trace_ref`` or an
-   invocation of this session (``fact.evidence_ref_unknown``), or when every summary entry
+   invocation of this session (``fact.evidence_ref_unknown``), when any ref names a
+   ``trace_ref`` the summary does not have (``fact.trace_ref_unknown``), or when every summary entry
    its refs point at carries no fresh support (``fact.evidence_not_fresh``): evidence level
    ``none`` — failed, no-hit and deduped ``lookup_knowledge`` entries — or only deduped
    calls. A ``negative_observation`` claim ("未检索到 …") is the exception that proves the
@@ -72,6 +74,7 @@ from pytest_diageval.core.judge.fact_support import (
     downgrade_facts,
     force_critical,
     incident_evidence_facts,
+    reject_unknown_claims,
     unchecked_claims,
 )
 from pytest_diageval.core.scope.session import about_set_aside
@@ -165,6 +168,7 @@ def derive_verdict(
     ceilings = claim_ceilings(claims, gatekeeper, invocations, aliases)
     negative_ids = frozenset(c.claim_id for c in claims if c.claim_type == "negative_observation")
     facts = _drop_set_aside(verifier_output.facts_checked, claims_set_aside, overrides)
+    facts = reject_unknown_claims(facts, claims, overrides)
     facts = force_critical(facts, claims, overrides)
     facts = downgrade_facts(facts, trace_summary, session_ids, negative_ids, overrides)
     facts = anchor_to_claims(facts, claims, ceilings, trace_summary, overrides)

@@ -10,6 +10,11 @@ claim with any finding is *set aside*: it is left out of the contract the verdic
 answer read (never a finding, never the answer's text) and kept in the audit as a
 :class:`SetAsideClaim` (its id, the rules, the reasons). What each rule then does to severity
 and verdict is :mod:`pytest_diageval.core.judge.verdict`'s step 5.
+
+:func:`checked_plan` does the same to the planner's plan before the executor sees it (issue 25
+part 4): a step that names a service or alert outside the scope, or an excluded item, is
+dropped (``scope.out_of_scope_plan_step``), and a plan whose sentence does so is withheld
+whole; each is kept in the audit as a :class:`SetAsidePlanStep`.
 """
 
 from __future__ import annotations
@@ -19,16 +24,19 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from pytest_diageval.core.contract.contracts import Claim, ExecutorContract, FactChecked
+from pytest_diageval.core.contract.contracts import Claim, ExecutorContract, FactChecked, Plan
 from pytest_diageval.core.contract.scope import ScopeContract
 from pytest_diageval.core.scope.claims import EXCLUDED_TOPIC, OUT_OF_SCOPE, scope_problems
 from pytest_diageval.core.scope.floor import narrowed, scope_floor
 
 __all__ = [
+    "OUT_OF_SCOPE_PLAN_STEP",
     "ScopeNames",
     "ScopeSplit",
     "SetAsideClaim",
+    "SetAsidePlanStep",
     "about_set_aside",
+    "checked_plan",
     "is_off_scope",
     "session_scope",
     "split_claims",
@@ -62,6 +70,19 @@ class SetAsideClaim(BaseModel):
     claim_id: str
     claim_type: str
     rules: list[str]
+    reason: str
+
+
+OUT_OF_SCOPE_PLAN_STEP = "scope.out_of_scope_plan_step"
+
+
+class SetAsidePlanStep(BaseModel):
+    """A plan step (or the plan's sentence) withheld from the executor, and why."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    step: str
+    rule: str = OUT_OF_SCOPE_PLAN_STEP
     reason: str
 
 
@@ -114,6 +135,44 @@ def split_claims(
     return ScopeSplit(contract.model_copy(update={"claims": kept}), set_aside, outside)
 
 
+def checked_plan(
+    plan: Plan | None, scope: ScopeContract, names: ScopeNames
+) -> tuple[Plan | None, list[SetAsidePlanStep]]:
+    """The plan the executor may see, and what was withheld from it.
+
+    The planner copied its prompt's example plan in every live round; a copied step about
+    another service would steer the executor there. A step naming a service, alert or topic
+    the question leaves out or excludes is dropped; when the plan's own sentence does, the whole
+    plan is withheld (the executor then works from the question alone, as after a planner
+    failure), since a plan without its sentence is not one the model wrote.
+    """
+    if plan is None:
+        return None, []
+    withheld = [
+        SetAsidePlanStep(step=text, reason=reason)
+        for text in [plan.plan, *plan.steps]
+        if (reason := _off_scope_reason(text, scope, names)) is not None
+    ]
+    if not withheld:
+        return plan, []
+    if withheld[0].step == plan.plan:  # the sentence itself is off scope
+        return None, withheld
+    dropped = {item.step for item in withheld}
+    return plan.model_copy(update={"steps": [s for s in plan.steps if s not in dropped]}), withheld
+
+
+def _off_scope_reason(text: str, scope: ScopeContract, names: ScopeNames) -> str | None:
+    problems = scope_problems(
+        "observation", text, scope, names.services, names.alerts, names.aliases
+    )
+    reasons = [
+        p.message.replace("the claim", "it", 1)  # said of a claim, an answer line or a step
+        for p in problems
+        if p.rule in (OUT_OF_SCOPE, EXCLUDED_TOPIC)
+    ]
+    return "; ".join(reasons) or None
+
+
 def about_set_aside(fact: FactChecked, claims_set_aside: Sequence[Claim]) -> bool:
     """Whether a verifier fact is about a set-aside claim: by its ``claim_id``, or, without
     one, by the claim's identical text (how the judge ties a fact to a claim)."""
@@ -126,7 +185,4 @@ def about_set_aside(fact: FactChecked, claims_set_aside: Sequence[Claim]) -> boo
 def is_off_scope(text: str, scope: ScopeContract, names: ScopeNames) -> bool:
     """Whether a sentence of an answer names a service, alert or topic the question's scope
     leaves out or excludes (the claim-type rule is for claims: a sentence has no type)."""
-    problems = scope_problems(
-        "observation", text, scope, names.services, names.alerts, names.aliases
-    )
-    return any(problem.rule in (OUT_OF_SCOPE, EXCLUDED_TOPIC) for problem in problems)
+    return _off_scope_reason(text, scope, names) is not None

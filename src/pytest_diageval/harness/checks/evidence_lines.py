@@ -6,13 +6,14 @@ wide characters as two cells, so tables that mix Chinese and ASCII still line up
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pytest_diageval.agents.results import ChatResult, RoundResult, ToolCallSummary
 from pytest_diageval.core.contract.contracts import Claim, GatekeeperResult, ToolInvocation
-from pytest_diageval.core.contract.scope import ScopeContract
+from pytest_diageval.core.contract.scope import OUT_OF_SCOPE_CALL, ScopeContract
 from pytest_diageval.core.evidence.store import stable_json
 
 __all__ = [
@@ -184,11 +185,35 @@ def scope_line(scope: ScopeContract | None) -> str:
 
 
 def set_aside_lines(round_result: RoundResult) -> list[str]:
-    """One line per claim the scope set aside: its id, its rules and why."""
-    return [
+    """One line per claim the scope set aside (its id, its rules and why), per plan step
+    withheld from the executor and per evidence call refused."""
+    lines = [
         f"set aside {claim.claim_id} ({', '.join(claim.rules)}): {_one_line(claim.reason)}"
         for claim in round_result.set_aside
     ]
+    lines += [
+        f"withheld plan step ({item.rule}): {_one_line(item.step)}: {_one_line(item.reason)}"
+        for item in round_result.plan_set_aside
+    ]
+    lines += [
+        f"refused call {call.name}: {_one_line(call.error or '')}"
+        for call in round_result.tool_calls
+        if (call.error or "").startswith(OUT_OF_SCOPE_CALL)
+    ]
+    return lines
+
+
+_REFUSED = re.compile(re.escape(OUT_OF_SCOPE_CALL) + r": (\w+)=(.+?) is outside")
+
+
+def refused_calls(round_result: RoundResult) -> list[str]:
+    """The round's calls the scope refused, as ``tool argument=value``."""
+    found = []
+    for call in round_result.tool_calls:
+        match = _REFUSED.match(call.error or "")
+        if match is not None:
+            found.append(f"{call.name} {match[1]}={match[2]}")
+    return list(dict.fromkeys(found))
 
 
 def gatekeeper_lines(gate: GatekeeperResult) -> list[str]:

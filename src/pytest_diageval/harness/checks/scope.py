@@ -2,7 +2,9 @@
 
 ``set_aside: {claims: [claim-2], rules: [scope.out_of_scope]}`` (issue 25). Both lists are exact
 sets over the final round (``claims: []`` says nothing was set aside); rules are the three
-public names of :mod:`pytest_diageval.core.scope.claims`.
+public names of :mod:`pytest_diageval.core.scope.claims`. ``calls`` are the final round's
+evidence calls the scope refused (``query_logs service=payment-service``) and ``plan_steps``
+the plan steps withheld from its executor, also exact sets.
 """
 
 from __future__ import annotations
@@ -31,8 +33,17 @@ def check_set_aside(expected: SetAsideExpectation, result: ChatResult) -> CheckO
         problems += set_difference("claims", expected.claims, ids)
     if expected.rules is not None:
         problems += set_difference("rules", list(expected.rules), rules)
-    actual = f"round {last.round} set aside {ids or 'nothing'}" + (
-        f" (rules: {', '.join(rules)})" if rules else ""
+    calls = ev.refused_calls(last)
+    if expected.calls is not None:
+        problems += set_difference("calls", expected.calls, calls)
+    steps = [item.step for item in last.plan_set_aside]
+    if expected.plan_steps is not None:
+        problems += set_difference("plan_steps", expected.plan_steps, steps)
+    actual = (
+        f"round {last.round} set aside {ids or 'nothing'}"
+        + (f" (rules: {', '.join(rules)})" if rules else "")
+        + (f"; refused calls: {', '.join(calls)}" if calls else "")
+        + (f"; withheld plan steps: {len(steps)}" if steps else "")
     )
     details = [*problems, ev.scope_line(result.scope), *ev.set_aside_lines(last)]
     return CheckOutcome(not problems, describe_expected(expected), actual, details)

@@ -279,10 +279,13 @@ class SetAsideExpectation(StrictModel):
 
     claims: list[str] | None = Field(None, description="Exact set of claim ids ([]: none).")
     rules: list[ScopeRule] | None = Field(None, description="Exact set of the rules they broke.")
+    # 'query_logs service=payment-service' (scope.out_of_scope_call); the planner's own words
+    calls: list[str] | None = Field(None, description="Exact set of the calls the scope refused.")
+    plan_steps: list[str] | None = Field(None, description="Exact set of the plan steps withheld.")
 
     @model_validator(mode="after")
     def _check_something(self) -> Self:
-        _require_any(self, ("claims", "rules"))
+        _require_any(self, ("claims", "rules", "calls", "plan_steps"))
         no_duplicates(self.claims, "claims")
         return self
 

@@ -116,6 +116,8 @@ def audit_trail(result: ChatResult) -> str:
         plan = round_result.plan
         lines.append(f"round {round_result.round}:")
         lines.append(f"  plan: {plan.plan if plan else f'(none: {round_result.planner_error})'}")
+        for item in round_result.plan_set_aside:  # what the executor was not shown, and why
+            lines.append(f"  plan step withheld ({item.rule}): {item.step} ({item.reason})")
         for call in round_result.tool_calls:
             target = f"#{call.invocation_id}" if call.invocation_id is not None else "no row"
             problem = f"  ERROR {call.error}" if call.error else ""

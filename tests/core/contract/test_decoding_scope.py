@@ -1,0 +1,122 @@
+"""The scope in the per-session schemas (issue 25 part 3): a narrow question's services, alerts
+and claim types become the tools' enums and the contract's; a broad one keeps today's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_diageval.core.contract.contracts import ToolInvocation
+from pytest_diageval.core.contract.schema import contract_parameters
+from pytest_diageval.core.contract.scope import DecodingScope, ScopeContract
+from pytest_diageval.core.evidence.tool_arguments import constrained_tool_definitions
+from pytest_diageval.core.evidence.world import default_world
+from pytest_diageval.core.scope.session import ScopeNames, session_scope
+
+WORLD = default_world()
+NAMES = ScopeNames.of(
+    [a.service for a in WORLD.alerts] + [log.service for log in WORLD.logs],
+    [a.alert_name for a in WORLD.alerts],
+    WORLD.aliases,
+)
+ALL_SERVICES = ["inventory-service", "order-service", "payment-service", "user-service"]
+ALL_ALERTS = ["HighCPUUsage", "HighMemoryUsage", "SlowResponse"]
+
+
+def _enums(query: str) -> tuple[list[str], list[str]]:
+    scope, _ = session_scope(query, NAMES)
+    tools = {
+        d["function"]["name"]: d["function"]["parameters"]["properties"]
+        for d in constrained_tool_definitions(WORLD, query, DecodingScope.of(scope))
+    }
+    assert tools["query_logs"]["service"]["enum"] == tools["query_metrics"]["service"]["enum"]
+    return tools["query_metrics"]["service"]["enum"], tools["query_metrics"]["alert_name"]["enum"]
+
+
+@pytest.mark.parametrize(
+    ("query", "services", "alerts"),
+    [
+        # narrow, naming a service and an alert: both enums are the question's
+        (
+            "只确认 order-service 是否存在 HighMemoryUsage 告警。",
+            ["order-service"],
+            ["HighMemoryUsage"],
+        ),
+        # narrow, by an alias: the service it names
+        ("只确认订单服务当前是否存在内存告警", ["order-service"], ALL_ALERTS),
+        # narrow, naming only an alert: the services stay the world's (the floor names none)
+        ("只确认 HighCPUUsage，不要分析 user-service", ALL_SERVICES, ["HighCPUUsage"]),
+        # broad, naming a service: today's full enums (never narrower than the question)
+        ("order-service 的 HighMemoryUsage 告警是什么原因？", ALL_SERVICES, ALL_ALERTS),
+        # broad, naming nothing
+        ("现在系统有哪些告警？", ALL_SERVICES, ALL_ALERTS),
+    ],
+)
+def test_the_enums_come_from_a_narrow_questions_scope_only(
+    query: str, services: list[str], alerts: list[str]
+) -> None:
+    assert _enums(query) == (services, alerts)
+
+
+def test_a_narrow_question_about_a_service_the_world_lacks_can_still_search_it() -> None:
+    query = "只确认 shipping-service 的日志里是否有 HikariCP 记录"
+    names = ScopeNames.of([*NAMES.services, "shipping-service"], NAMES.alerts, WORLD.aliases)
+    scope, _ = session_scope(query, names)
+    tools = constrained_tool_definitions(WORLD, query, DecodingScope.of(scope))
+    enum = tools[1]["function"]["parameters"]["properties"]["service"]["enum"]
+    assert enum == ["shipping-service"]
+
+
+def _invocation(id: int, **params: Any) -> ToolInvocation:
+    return ToolInvocation.model_validate(
+        {
+            "id": id,
+            "session_id": "s",
+            "round": 1,
+            "tool_name": "query_metrics",
+            "input_params": params,
+            "duration_ms": 1,
+            "success": True,
+            "retrieval_details": {
+                "evidence_status": "supported",
+                "evidence_refs": [{"raw_path": "$.alerts[0]", "text": "t"}],
+            },
+        }
+    )
+
+
+def test_a_call_outside_the_scope_is_refused_by_name_and_blank_values_are_no_filter() -> None:
+    scope = DecodingScope(services=("order-service",), alerts=("HighMemoryUsage",))
+    assert scope.refusal({"service": "order-service", "alert_name": "HighMemoryUsage"}) is None
+    assert scope.refusal({"service": " ", "keywords": ["oom"]}) is None
+    assert scope.refusal({}) is None
+    assert scope.refusal({"service": "payment-service"}) == (
+        "scope.out_of_scope_call: service=payment-service is outside the question's scope"
+        " (order-service); the call was not run"
+    )
+    assert (scope.refusal({"service": "order-service", "alert_name": "HighCPUUsage"}) or "")[
+        :40
+    ] == "scope.out_of_scope_call: alert_name=High"
+    assert DecodingScope().refusal({"service": "payment-service"}) is None  # broad: anything
+    assert scope.admits(_invocation(1, service="order-service"))
+    assert not scope.admits(_invocation(2, service="payment-service"))
+
+
+def test_the_contract_schema_offers_the_scopes_claim_types_and_its_invocations() -> None:
+    narrow = DecodingScope.of(
+        ScopeContract(services=["order-service"], narrow=True, claim_types=["observation"])
+    )
+    rows = [_invocation(1, service="order-service"), _invocation(2, service="payment-service")]
+    schema = contract_parameters([r for r in rows if narrow.admits(r)], narrow.claim_types)
+    claim = schema["properties"]["claims"]["items"]["properties"]
+    assert claim["claim_type"]["enum"] == ["observation"]
+    binding = claim["evidence_bindings"]["items"]
+    assert binding["properties"]["source_invocation_id"] == {"type": "integer", "const": 1}
+    broad = contract_parameters(rows)["properties"]["claims"]["items"]["properties"]
+    assert broad["claim_type"]["enum"] == [
+        "observation",
+        "negative_observation",
+        "root_cause",
+        "risk",
+    ]
