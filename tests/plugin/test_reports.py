@@ -78,6 +78,8 @@ def test_json_report_holds_every_scenario_with_its_full_audit_trail(
     )
     assert by_id["forged-citation"]["summary"] == {
         "set_aside": [],
+        "withheld_plan_steps": [],
+        "refused_calls": [],
         "id": "forged-citation",
         "expected_verdict": "PASS",
         "verdict": "REJECT",

@@ -46,6 +46,7 @@ def round_view(anchor: str, round_data: Data, invocations: Sequence[Data]) -> di
         "number": round_data.get("round"),
         "retry_context": round_data.get("retry_context"),
         "plan": round_data.get("plan"),
+        "plan_set_aside": list(round_data.get("plan_set_aside") or []),
         "planner_error": round_data.get("planner_error"),
         "tool_calls": _tool_calls(round_data.get("tool_calls") or [], invocations, items),
         "parse_status": round_data.get("parse_status") or {},

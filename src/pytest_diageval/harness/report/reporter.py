@@ -22,6 +22,7 @@ from pytest_diageval.harness.cassettes.rerecord import rerecord_command
 from pytest_diageval.harness.checks.evidence_lines import (
     decision_lines,
     gatekeeper_lines,
+    refused_calls,
     route_text,
     scope_line,
     streamed_table,
@@ -88,15 +89,28 @@ def _agreement(verdicts: list[str]) -> str:
 
 
 def scope_summary(result: ChatResult | None) -> dict[str, Any]:
-    """The question's scope and the claims it set aside (each round's: claim id, round, rules);
-    ``scope`` is None when the scenario did not run."""
+    """The question's scope and what it kept out, round by round: the claims set aside (claim
+    id, rules), the plan steps withheld from the executor and the calls refused before they
+    ran; ``scope`` is None when the scenario did not run."""
     scope = None if result is None or result.scope is None else result.scope.model_dump()
+    rounds = [] if result is None else result.rounds
     set_aside = [
         {"round": r.round, "claim_id": claim.claim_id, "rules": list(claim.rules)}
-        for r in ([] if result is None else result.rounds)
+        for r in rounds
         for claim in r.set_aside
     ]
-    return {"scope": scope, "set_aside": set_aside}
+    withheld = [
+        {"round": r.round, "step": item.step, "rule": item.rule}
+        for r in rounds
+        for item in r.plan_set_aside
+    ]
+    refused = [{"round": r.round, "call": call} for r in rounds for call in refused_calls(r)]
+    return {
+        "scope": scope,
+        "set_aside": set_aside,
+        "withheld_plan_steps": withheld,
+        "refused_calls": refused,
+    }
 
 
 def _text(value: str | None) -> str:

@@ -1,0 +1,176 @@
+"""Count issue 25's "done when" numbers on the recorded live suite, sample by sample.
+
+    .venv/bin/python docs/live_scope.py [SCENARIO.yaml ...]   # default: scenarios/live/*.yaml
+    .venv/bin/python docs/live_scope.py --stages [SCENARIO.yaml ...]  # what each stage did
+
+Each scenario's recorded samples are replayed offline (its cassette and its ``.sample-k``
+files), and each sample is read stage by stage:
+
+* **on subject**: an evidence tool call (``query_metrics``, ``query_logs``,
+  ``lookup_knowledge``) names a service of the question's scope (its ``service`` argument), or,
+  for a question naming no service, one of its alerts;
+* **contracts**: the executor's evidence contract parsed, in every round;
+* **verifier**: the verifier's answer parsed (after its one re-ask), in every round that had
+  claims to judge;
+* **leaks**: the published answer names a service outside the scope or an excluded topic
+  (read from the answer text with the scope's own vocabulary: independent of which claims the
+  code set aside).
+
+The last rows count scenarios (sample 1, the cassette) and samples. Nothing here decides a
+verdict; it reads :class:`~pytest_diageval.agents.results.ChatResult`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_diageval.agents.results import ChatResult
+from pytest_diageval.core.contract.scope import ScopeContract
+from pytest_diageval.core.scope.floor import named_services, named_topics
+from pytest_diageval.core.text.normalised import normalise
+from pytest_diageval.harness.format.loader import (
+    load_scenario,
+    load_scenario_world,
+    resolve_cassette_path,
+)
+from pytest_diageval.harness.runner import run_samples
+from pytest_diageval.harness.settings import RunSettings
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+EVIDENCE_TOOLS = ("query_metrics", "query_logs", "lookup_knowledge")
+
+
+@dataclass(frozen=True)
+class SampleCount:
+    verdict: str
+    on_subject: bool
+    contracts: bool
+    verifier: bool
+    leaks: tuple[str, ...]
+
+
+def on_subject(result: ChatResult, scope: ScopeContract) -> bool:
+    """An evidence call about a service (or, with none named, an alert) of the question."""
+    for round_result in result.rounds:
+        for call in round_result.tool_calls:
+            if call.name not in EVIDENCE_TOOLS or not isinstance(call.arguments, dict):
+                continue
+            if scope.services and call.arguments.get("service") in scope.services:
+                return True
+            if not scope.services and call.arguments.get("alert_name") in scope.alerts:
+                return True
+    return False
+
+
+def leaks(result: ChatResult, scope: ScopeContract, services: Iterable[str]) -> tuple[str, ...]:
+    """Services outside the scope and excluded topics that the published answer names."""
+    text = normalise(result.final_answer)
+    named = named_services(text, sorted(services), {})
+    outside = [s for s in named if scope.services and s not in scope.services]
+    excluded = [t for t in named_topics(text) if t in scope.excluded]
+    return tuple(dict.fromkeys([*outside, *excluded]))
+
+
+def count(result: ChatResult | None, services: Iterable[str]) -> SampleCount:
+    if result is None or result.scope is None:
+        return SampleCount("(no run)", False, False, False, ())
+    judged = [r for r in result.rounds if r.executor_contract and r.executor_contract.claims]
+    return SampleCount(
+        verdict=result.final_verdict or "(none)",
+        on_subject=on_subject(result, result.scope),
+        contracts=bool(result.rounds)
+        and all(r.parse_status.status == "valid" for r in result.rounds),
+        verifier=bool(judged) and all(r.verifier_output is not None for r in judged),
+        leaks=leaks(result, result.scope, services),
+    )
+
+
+def results_of(path: Path) -> tuple[str, list[ChatResult | None], set[str]]:
+    scenario = load_scenario(path)
+    world = load_scenario_world(scenario, path)
+    services = {a.service for a in world.alerts} | {log.service for log in world.logs}
+    cassette = resolve_cassette_path(scenario, path, REPOSITORY / "cassettes")
+    runs = run_samples(
+        scenario, path, cassette=cassette, settings=RunSettings(), command=lambda mode: ""
+    )
+    return scenario.scenario_id, [run.result for run in runs], services
+
+
+def stages(result: ChatResult | None) -> Iterator[str]:
+    """One line per round of one sample: plan, evidence calls, contract, verifier, verdict."""
+    if result is None:
+        yield "did not run"
+        return
+    for r in result.rounds:
+        plan = "none" if r.plan is None else r.plan.plan[:60]
+        calls = ", ".join(
+            f"{c.name}({_arguments(c.arguments)})" for c in r.tool_calls if c.name in EVIDENCE_TOOLS
+        )
+        contract = r.executor_contract
+        claims = "no contract" if contract is None else f"{len(contract.claims)} claim(s)"
+        aside = f", {len(r.set_aside)} set aside" if r.set_aside else ""
+        verifier: str = "none" if r.verifier_output is None else r.verifier_output.verdict
+        if r.verifier_failure:
+            verifier = f"failed ({r.verifier_failure[:40]})"
+        yield (
+            f"round {r.round}: plan: {plan}; calls: {calls or 'none'}; contract: "
+            f"{r.parse_status.status}, {claims}{aside}; verifier: {verifier}; "
+            f"code: {r.decision.derived_verdict} {r.decision.derived_score}"
+        )
+    yield f"final: {result.final_verdict} {result.final_score} ({result.answer_kind})"
+
+
+def _arguments(arguments: dict[str, object] | str) -> str:
+    if isinstance(arguments, str):
+        return arguments[:40]
+    return ", ".join(f"{k}={v}" for k, v in arguments.items() if k in ("service", "alert_name"))
+
+
+def _mark(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+def table(rows: list[tuple[str, list[SampleCount]]]) -> Iterator[str]:
+    yield "| scenario | verdicts | on subject | contracts parsed | verifier parsed | leaks |"
+    yield "| --- | --- | --- | --- | --- | --- |"
+    for scenario_id, samples in rows:
+        cells = [
+            " · ".join(s.verdict for s in samples),
+            " · ".join(_mark(s.on_subject) for s in samples),
+            " · ".join(_mark(s.contracts) for s in samples),
+            " · ".join(_mark(s.verifier) for s in samples),
+            "; ".join(", ".join(s.leaks) for s in samples if s.leaks) or "none",
+        ]
+        yield f"| {scenario_id} | " + " | ".join(cells) + " |"
+    firsts = [samples[0] for _, samples in rows if samples]
+    every = [s for _, samples in rows for s in samples]
+    for label, group in (("scenarios (sample 1)", firsts), ("all samples", every)):
+        yield (
+            f"| **{label}** | {len(group)} | {sum(s.on_subject for s in group)}/{len(group)} | "
+            f"{sum(s.contracts for s in group)}/{len(group)} | "
+            f"{sum(s.verifier for s in group)}/{len(group)} | "
+            f"{sum(bool(s.leaks) for s in group)} with a leak |"
+        )
+
+
+def main(argv: list[str]) -> int:
+    show_stages = "--stages" in argv
+    paths = [Path(a) for a in argv if a != "--stages"]
+    paths = paths or sorted((REPOSITORY / "scenarios" / "live").glob("*.yaml"))
+    rows = []
+    for path in paths:
+        scenario_id, results, services = results_of(path.resolve())
+        rows.append((scenario_id, [count(result, services) for result in results]))
+        for sample, result in enumerate(results, start=1) if show_stages else ():
+            print(f"{scenario_id} sample {sample}:")
+            print("\n".join(f"  {line}" for line in stages(result)))
+    for line in table(rows):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
