@@ -6,22 +6,18 @@ The model-driven agents do the talking; the deterministic core decides. Per roun
 2. the executor collects evidence through the recorder and returns the contract;
 3. the gatekeeper checks every citation against the store;
 4. the trace summary is built from the persisted rows;
-5. the verifier labels facts; the scope sets aside every claim outside the question
-   (:mod:`~pytest_diageval.core.scope.session`); the code derives verdict and score from the
-   in-scope claims;
+5. the verifier labels facts; claims outside the question are set aside (``core.scope``); the
+   code derives verdict and score from the in-scope claims;
 6. routing decides: answer now, or (LOW_CONFID < 0.5 in round 1 only) one more round.
 
-The session's scope is read once, from the query and the world's names, before round 1, and
-persisted (``self_evaluation.scope_contract``); every round's set-aside claims are in its
-``verifier_evaluation`` record. A narrow question's scope also narrows what the executor's
-requests let a model generate (:class:`~pytest_diageval.core.contract.scope.DecodingScope`:
-the tools' service / alert enums, the contract's claim types and citable invocations).
+The scope is read once from the query and the world's names, persisted
+(``self_evaluation.scope_contract``; set-aside claims in ``verifier_evaluation``), and for a
+narrow question narrows what the executor may generate (``DecodingScope``).
 
-Everything is persisted as it happens: agent steps, tool rows, ``verifier_evaluation`` and
-``rule_evaluation``. An LLM that answers nothing usable ends the session as an error in the
-store: never an unhandled traceback, never a PASS. No model output makes ``run`` raise (an
-absurd id or path is a gatekeeper reject); should a bug raise anyway, the session row is
-closed with ``status="error"`` before the exception propagates.
+Everything is persisted as it happens (agent steps, tool rows, verifier and rule evaluations).
+An LLM that answers nothing usable ends the session as an error in the store, never a PASS;
+no model output makes ``run`` raise (an absurd id or path is a gatekeeper reject); should a
+bug raise anyway, the session row is closed with ``status="error"`` before it propagates.
 """
 
 from __future__ import annotations
@@ -32,6 +28,7 @@ from typing import Any
 from pytest_diageval.agents.executor import ExecutorBudget, ExecutorRun, run_executor
 from pytest_diageval.agents.llm import LLM, LLMUnavailable
 from pytest_diageval.agents.planner import PlannerRun, run_planner
+from pytest_diageval.agents.prompts import example_subjects
 from pytest_diageval.agents.results import ChatResult, RoundResult
 from pytest_diageval.agents.verifier import VerifierRun, run_verifier
 from pytest_diageval.core.answer.audit import (
@@ -393,8 +390,11 @@ class ChatService:
 
 
 def _scope_names(world: World, query: str) -> ScopeNames:
-    """The services a scope can hold: the world's, and any ``…-service`` the question names
-    that the world lacks (a question about payment-service is about it, data or not)."""
+    """The names a scope knows: the world's, any ``…-service`` the question names that the
+    world lacks (a question about payment-service is about it, data or not), and the prompts'
+    example subjects, which are outside every question (a copied example plan or claim)."""
+    example_services, example_alerts = example_subjects()
     services = [a.service for a in world.alerts] + [log.service for log in world.logs]
-    services += [*world.aliases, *services_named_in(query)]
-    return ScopeNames.of(services, [a.alert_name for a in world.alerts], world.aliases)
+    services += [*world.aliases, *services_named_in(query), *example_services]
+    alerts = [a.alert_name for a in world.alerts] + list(example_alerts)
+    return ScopeNames.of(services, alerts, world.aliases)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Literal
 
-__all__ = ["Agent", "load_prompt", "wrap_data"]
+from pytest_diageval.core.evidence.world import load_world
+
+__all__ = ["Agent", "example_subjects", "load_prompt", "wrap_data"]
 
 Agent = Literal["planner", "executor", "verifier", "grader"]
 
@@ -15,6 +18,20 @@ Agent = Literal["planner", "executor", "verifier", "grader"]
 def load_prompt(agent: Agent) -> str:
     """The system prompt of ``agent``, read from ``agents/prompts/<agent>.md``."""
     return resources.files(__package__).joinpath("prompts", f"{agent}.md").read_text("utf-8")
+
+
+@cache
+def example_subjects() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The services and alerts of the examples' own world (``prompts/example-world.yaml``).
+
+    No question can ask about them (no scenario world has them), so a plan step, claim or
+    answer sentence naming one copied an example: the session's scope knows these names, to
+    hold them outside every question.
+    """
+    path = resources.files(__package__).joinpath("prompts", "example-world.yaml")
+    world = load_world(Path(str(path)))
+    services = {a.service for a in world.alerts} | {log.service for log in world.logs}
+    return tuple(sorted(services)), tuple(sorted({a.alert_name for a in world.alerts}))
 
 
 def wrap_data(tag: str, payload: str, **attributes: str | int) -> str:
