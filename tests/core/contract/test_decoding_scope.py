@@ -45,8 +45,19 @@ def _enums(query: str) -> tuple[list[str], list[str]]:
         ),
         # narrow, by an alias: the service it names
         ("只确认订单服务当前是否存在内存告警", ["order-service"], ALL_ALERTS),
-        # narrow, naming only an alert: the services stay the world's (the floor names none)
-        ("只确认 HighCPUUsage，不要分析 user-service", ALL_SERVICES, ["HighCPUUsage"]),
+        # narrow, naming only an alert: the services stay the world's (the floor names none),
+        # less the one the question excludes
+        (
+            "只确认 HighCPUUsage，不要分析 user-service",
+            ["inventory-service", "order-service", "payment-service"],
+            ["HighCPUUsage"],
+        ),
+        # broad, excluding a service and an alert: every other one
+        (
+            "系统有哪些告警？排除 order-service 和 SlowResponse",
+            ["inventory-service", "payment-service", "user-service"],
+            ["HighCPUUsage", "HighMemoryUsage"],
+        ),
         # broad, naming a service: today's full enums (never narrower than the question)
         ("order-service 的 HighMemoryUsage 告警是什么原因？", ALL_SERVICES, ALL_ALERTS),
         # broad, naming nothing
@@ -101,6 +112,24 @@ def test_a_call_outside_the_scope_is_refused_by_name_and_blank_values_are_no_fil
     assert DecodingScope().refusal({"service": "payment-service"}) is None  # broad: anything
     assert scope.admits(_invocation(1, service="order-service"))
     assert not scope.admits(_invocation(2, service="payment-service"))
+
+
+def test_a_call_on_what_the_question_excludes_is_refused_narrow_or_broad() -> None:
+    """A live model asked "只确认 HighCPUUsage，不要分析 … user-service" called user-service
+    three times: the question names no service, so only the exclusion can stop it."""
+    for query in ("只确认 HighCPUUsage，不要分析 user-service", "有哪些告警？不用看 user-service"):
+        scope, _ = session_scope(query, NAMES)
+        decoding = DecodingScope.of(scope)
+        assert decoding.refusal({"service": "user-service"}) == (
+            "scope.out_of_scope_call: service=user-service is outside the question's scope"
+            " (the question excludes it); the call was not run"
+        )
+        assert decoding.refusal({"service": "payment-service"}) is None
+        assert not decoding.admits(_invocation(1, service="user-service"))
+    excluded_alert = DecodingScope.of(session_scope("有哪些告警？排除 SlowResponse", NAMES)[0])
+    assert (excluded_alert.refusal({"alert_name": "SlowResponse"}) or "").startswith(
+        "scope.out_of_scope_call: alert_name=SlowResponse"
+    )
 
 
 def test_the_contract_schema_offers_the_scopes_claim_types_and_its_invocations() -> None:

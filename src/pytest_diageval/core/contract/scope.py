@@ -70,21 +70,27 @@ class DecodingScope:
     the question is narrow and names some: only then do they become the tools' ``service`` /
     ``alert_name`` enums, the only values a call may use, and the only invocations a binding
     may cite. A broad question, or a narrow one naming no service, keeps the full enums: the
-    floor decides, never narrower than the question allows, never wider.
+    floor decides, never narrower than the question allows, never wider. ``excluded`` is what
+    the question excludes: a service or alert among it leaves every enum, and a call naming it
+    is refused, whatever else the question names (a live model asked "不要分析 … user-service"
+    called user-service three times).
     """
 
     services: tuple[str, ...] | None = None
     alerts: tuple[str, ...] | None = None
     claim_types: tuple[ClaimType, ...] = ALL_CLAIM_TYPES
+    excluded: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, scope: ScopeContract) -> DecodingScope:
+        excluded = tuple(scope.excluded)
         if not scope.narrow:
-            return cls(claim_types=tuple(scope.claim_types))
+            return cls(claim_types=tuple(scope.claim_types), excluded=excluded)
         return cls(
             services=tuple(scope.services) or None,
             alerts=tuple(scope.alerts) or None,
             claim_types=tuple(scope.claim_types),
+            excluded=excluded,
         )
 
     def refusal(self, arguments: Mapping[str, Any]) -> str | None:
@@ -93,14 +99,24 @@ class DecodingScope:
             allowed: tuple[str, ...] | None = getattr(self, field)
             value = arguments.get(argument)
             # A blank or missing value is "no filter" (the tools' own reading): not refused here.
-            if allowed is None or not isinstance(value, str) or not value.strip():
+            if not isinstance(value, str) or not value.strip():
                 continue
-            if value.strip() not in allowed:
+            if self.excludes(value.strip()):
+                return (
+                    f"{OUT_OF_SCOPE_CALL}: {argument}={value.strip()} is outside the question's"
+                    " scope (the question excludes it); the call was not run"
+                )
+            if allowed is not None and value.strip() not in allowed:
                 return (
                     f"{OUT_OF_SCOPE_CALL}: {argument}={value.strip()} is outside the question's"
                     f" scope ({', '.join(allowed)}); the call was not run"
                 )
         return None
+
+    def excludes(self, name: str) -> bool:
+        """Whether the question excludes this service or alert (the scope keeps what it
+        excludes normalised: ``排除 SlowResponse`` is ``slowresponse``)."""
+        return name.casefold() in {item.casefold() for item in self.excluded}
 
     def admits(self, invocation: ToolInvocation) -> bool:
         """Whether a binding may cite ``invocation`` (its arguments are inside the scope)."""

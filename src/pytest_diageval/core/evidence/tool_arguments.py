@@ -209,7 +209,7 @@ def constrained_tool_definitions(
     world lacks must still be searchable: its no-hit is the evidence); ``alert_name`` is an
     ``enum`` of the world's alert names. A narrow question's ``scope`` replaces either list by
     the services / alerts it names (:class:`~pytest_diageval.core.contract.scope.DecodingScope`;
-    ``None`` there keeps the full list). Bounds (``limit``, ``top_k``) are the models' own
+    ``None`` there keeps the full list), less what the question excludes. Bounds (``limit``, ``top_k``) are the models' own
     ``minimum``/``maximum``. The tools themselves still validate every call as before: this
     only narrows what a schema-following model can generate.
     """
@@ -222,6 +222,9 @@ def constrained_tool_definitions(
         services = _sorted_unique(scope.services)
     if scope is not None and scope.alerts is not None:
         alert_names = _sorted_unique(scope.alerts)
+    if scope is not None:  # what the question excludes is never offered
+        services = [name for name in services if not scope.excludes(name)]
+        alert_names = [name for name in alert_names if not scope.excludes(name)]
     definitions = copy.deepcopy(TOOL_DEFINITIONS)
     for definition in definitions:
         function = definition["function"]
