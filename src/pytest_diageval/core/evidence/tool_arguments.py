@@ -209,9 +209,9 @@ def constrained_tool_definitions(
     world lacks must still be searchable: its no-hit is the evidence); ``alert_name`` is an
     ``enum`` of the world's alert names. A narrow question's ``scope`` replaces either list by
     the services / alerts it names (:class:`~pytest_diageval.core.contract.scope.DecodingScope`;
-    ``None`` there keeps the full list), less what the question excludes. Bounds (``limit``, ``top_k``) are the models' own
-    ``minimum``/``maximum``. The tools themselves still validate every call as before: this
-    only narrows what a schema-following model can generate.
+    ``None`` there keeps the full list), less what the question excludes. Bounds (``limit``,
+    ``top_k``) are the models' own ``minimum``/``maximum``. The tools themselves still validate
+    every call as before: this only narrows what a schema-following model can generate.
     """
     services = _sorted_unique(
         [*(a.service for a in world.alerts), *(log.service for log in world.logs)]
