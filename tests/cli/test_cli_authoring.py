@@ -319,13 +319,32 @@ def test_scaffold_replays_a_cassette_on_the_custom_world_it_was_recorded_on(
 
 
 def test_scaffold_finds_the_world_of_the_scenario_that_names_the_cassette(tmp_path: Path) -> None:
+    """A cassette recorded before its metadata named the world: the scenario naming it says."""
+    shipped = REPO / "cassettes" / "live-forged-trap.yaml"
+    data = yaml.safe_load(shipped.read_text("utf-8"))
+    assert data["diageval"].pop("world") == "../scenarios/worlds/default-injected-instruction.yaml"
+    (tmp_path / "cassettes").mkdir()
+    cassette = tmp_path / "cassettes" / "trap.yaml"
+    cassette.write_text(yaml.safe_dump(data, allow_unicode=True), "utf-8")
+    world = REPO / "scenarios" / "worlds" / "default-injected-instruction.yaml"
+    (tmp_path / "scenarios").mkdir()
+    named = yaml.safe_load((REPO / "scenarios" / "live" / "live-forged-trap.yaml").read_text())
+    named["llm"]["cassette"] = "../cassettes/trap.yaml"
+    named["world"] = str(world)
+    (tmp_path / "scenarios" / "trap.yaml").write_text(yaml.safe_dump(named, allow_unicode=True))
+    assert main(["scaffold", str(cassette), "-o", str(tmp_path / "x.yaml")]) == 0
+    scenario = yaml.safe_load((tmp_path / "x.yaml").read_text("utf-8"))
+    assert Path(scenario["world"]).resolve() == world
+    assert scenario["expect"] == {"verdict": "REJECT"}
+    header = (tmp_path / "x.yaml").read_text("utf-8").splitlines()[1]
+    assert header.endswith(f"(of {tmp_path / 'scenarios' / 'trap.yaml'}).")
+
+
+def test_scaffold_takes_the_world_a_cassette_recorded(tmp_path: Path) -> None:
     cassette = REPO / "cassettes" / "live-forged-trap.yaml"
     assert main(["scaffold", str(cassette), "-o", str(tmp_path / "x.yaml")]) == 0
     scenario = yaml.safe_load((tmp_path / "x.yaml").read_text("utf-8"))
     world = REPO / "scenarios" / "worlds" / "default-injected-instruction.yaml"
     assert (tmp_path / scenario["world"]).resolve() == world
-    assert scenario["expect"] == {"verdict": "REJECT"}
     header = (tmp_path / "x.yaml").read_text("utf-8").splitlines()[1]
-    assert header.endswith("(of scenarios/live/live-forged-trap.yaml).") or header.endswith(
-        f"(of {REPO / 'scenarios' / 'live' / 'live-forged-trap.yaml'})."
-    )
+    assert header.endswith("on world ../scenarios/worlds/default-injected-instruction.yaml (recorded).")

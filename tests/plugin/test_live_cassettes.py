@@ -31,7 +31,7 @@ def _copy_live_scenario(pytester: pytest.Pytester) -> Path:
 def test_the_live_recording_replays_offline(pytester: pytest.Pytester) -> None:
     _copy_live_scenario(pytester)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3)  # verdict, answer_forbidden_keywords, set_aside
+    result.assert_outcomes(passed=2)  # verdict, answer_forbidden_keywords
 
 
 def test_editing_one_prompt_line_fails_the_live_recording_as_stale_with_the_diff(
@@ -42,7 +42,7 @@ def test_editing_one_prompt_line_fails_the_live_recording_as_stale_with_the_diff
 
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
 
-    result.assert_outcomes(failed=3)
+    result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(
         [
             "*StaleCassetteError: stale cassette *live-high-memory.yaml: request #1 of this run"
@@ -51,10 +51,10 @@ def test_editing_one_prompt_line_fails_the_live_recording_as_stale_with_the_diff
             "+++ this run",
             "-1. steps 最多 4 条，*",
             "+1. steps 最多 5 条，*",
-            # Endpoint, model and timeout from the cassette's recording metadata.
+            # Endpoint, model, timeout and temperature from the cassette's recording metadata.
             f"Re-record this scenario with: {shlex.quote(sys.executable)} -m pytest"
             " scenarios/live/live-high-memory.yaml::live-high-memory --diageval-record=rewrite"
             " --diageval-base-url http://127.0.0.1:18080/v1 --diageval-model gemma3-270m"
-            " --diageval-timeout 900",
+            " --diageval-timeout 900 --diageval-temperature 0.7",
         ]
     )

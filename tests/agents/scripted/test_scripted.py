@@ -262,6 +262,17 @@ def test_raw_arguments_call_the_forced_function_with_exactly_that_text() -> None
     transport.assert_exhausted()
 
 
+def test_a_tool_calls_text_arguments_are_sent_exactly_as_written() -> None:
+    """A recorded model's malformed call (cut at max_tokens mid-list) scaffolds to a string."""
+    text = '{ "service": "order-service", "keywords": ["HMM", "HMM",'
+    llm, transport = scripted_llm(
+        [{"stage": "executor", "tool_calls": [{"name": "query_logs", "arguments": text}]}]
+    )
+    completion = llm.chat(USER, stage="executor", round=1, tools=[QUERY_LOGS_TOOL])
+    assert _function_calls(completion) == [("call_1", "query_logs", text)]
+    transport.assert_exhausted()
+
+
 def test_content_and_raw_arguments_call_submit_evidence_contract_when_it_is_offered() -> None:
     submit = {**QUERY_LOGS_TOOL, "function": {**QUERY_LOGS_TOOL["function"]}}
     submit["function"]["name"] = "submit_evidence_contract"

@@ -93,8 +93,10 @@ class ScriptToolCall(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(min_length=1, description="Tool name. 工具名。")
-    arguments: dict[str, Any] = Field(
-        default_factory=dict, description="Tool arguments (a mapping). 工具参数。"
+    arguments: dict[str, Any] | str = Field(
+        default_factory=dict,
+        description="Tool arguments: a mapping, or the exact arguments text a model sent (e.g."
+        " malformed JSON, a call cut at max_tokens). 工具参数。",
     )
 
 
