@@ -5,6 +5,7 @@ planner request and the executor requests after it, until the next planner reque
 cassette holds every round of every sample), whether the model's output equals an example's:
 
 * **plan**: the planner's plan (``plan`` and ``steps``) equals an example's output;
+  **plan sentence**: its ``plan`` sentence alone equals an example's (steps of its own);
 * **calls**: an evidence tool call (name and arguments) equals an example's call; ``all calls``
   also counts rounds whose every call is one;
 * **claims**: a ``claim_text`` of the submitted contract equals an example's claim text;
@@ -42,6 +43,7 @@ _DECODER = json.JSONDecoder()
 @dataclass(frozen=True)
 class Examples:
     plans: tuple[str, ...]  # canonical JSON of each example plan
+    sentences: tuple[str, ...]  # each example plan's sentence
     calls: tuple[str, ...]  # canonical JSON of each example evidence call
     claims: tuple[str, ...]  # each example claim text
 
@@ -75,7 +77,10 @@ def examples_of(planner: str, executor: str) -> Examples:
             claims += [claim["claim_text"] for claim in value.get("claims", [])]
         else:
             calls.append(canonical([match[1], value]))
-    return Examples(tuple(canonical(plan) for plan in plans if plan), tuple(calls), tuple(claims))
+    sentences = tuple(str(plan.get("plan", "")).strip() for plan in plans if plan)
+    return Examples(
+        tuple(canonical(plan) for plan in plans if plan), sentences, tuple(calls), tuple(claims)
+    )
 
 
 def _loads(text: str | None) -> Any:
@@ -138,6 +143,7 @@ def _claim_texts(contract: Any) -> list[str]:
 class Tally:
     rounds: int = 0
     plan: int = 0
+    plan_sentence: int = 0
     calls: int = 0
     all_calls: int = 0
     claims: int = 0
@@ -151,14 +157,18 @@ class Tally:
 
 def copied(current: Round, examples: Examples) -> dict[str, bool]:
     plan = current.plan is not None and canonical(current.plan) in examples.plans
+    sentence = isinstance(current.plan, dict) and (
+        str(current.plan.get("plan", "")).strip() in examples.sentences
+    )
     hits = [canonical([name, args]) in examples.calls for name, args in current.calls]
     claims = any(text.strip() in {c.strip() for c in examples.claims} for text in current.claims)
     return {
         "plan": plan,
+        "plan_sentence": sentence,
         "calls": any(hits),
         "all_calls": bool(hits) and all(hits),
         "claims": claims,
-        "any": plan or any(hits) or claims,
+        "any": sentence or any(hits) or claims,
     }
 
 
@@ -177,7 +187,7 @@ def measure(paths: Iterable[Path], prompts: Path | None) -> dict[str, Tally]:
 
 
 def report(tallies: dict[str, Tally]) -> str:
-    keys = ("plan", "calls", "all_calls", "claims", "any")
+    keys = ("plan", "plan_sentence", "calls", "all_calls", "claims", "any")
     lines = ["| cassette | rounds | " + " | ".join(keys) + " |", "|---" * (len(keys) + 2) + "|"]
     total = Tally()
     for name, tally in sorted(tallies.items()):

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pytest_diageval.agents.prompts import example_subjects
 from pytest_diageval.core.evidence.world import default_world
 from pytest_diageval.core.scope.claims import (
     EXCLUDED_TOPIC,
@@ -23,8 +24,13 @@ from pytest_diageval.core.scope.floor import scope_floor
 
 REPO = Path(__file__).resolve().parents[3]
 WORLD = default_world()
-SERVICES = sorted({a.service for a in WORLD.alerts} | {log.service for log in WORLD.logs})
-ALERTS = sorted({a.alert_name for a in WORLD.alerts})
+# The names the session's scope knows (chat_service._scope_names): the world's, and the
+# prompts' example subjects, which no question asks about.
+EXAMPLE_SERVICES, EXAMPLE_ALERTS = example_subjects()
+SERVICES = sorted(
+    {a.service for a in WORLD.alerts} | {log.service for log in WORLD.logs} | {*EXAMPLE_SERVICES}
+)
+ALERTS = sorted({a.alert_name for a in WORLD.alerts} | {*EXAMPLE_ALERTS})
 
 
 def _rules(query: str, claim_type: str, claim_text: str) -> list[str]:
@@ -56,51 +62,30 @@ def _recorded_claims(cassette: Path) -> list[dict[str, Any]]:
 
 LIVE = sorted((REPO / "scenarios" / "live").glob("*.yaml"))
 OUT = [OUT_OF_SCOPE]
-# What the scope rules find in each live scenario's recorded claims: (service of the claim, its
-# type) -> rules. order-service memory and inventory-service HikariCP are the worked example's.
-EXPECTED: dict[str, dict[tuple[str, str], list[str]]] = {
-    "live-forged-trap": {("order", "observation"): [], ("inventory", "negative_observation"): OUT},
-    "live-high-memory": {("order", "observation"): [], ("inventory", "negative_observation"): OUT,
-                         ("inventory", "observation"): OUT},
-    "live-hikaricp-negative": {("order", "observation"): OUT,
-                               ("inventory", "negative_observation"): []},
-    "live-matrix-01-highcpu-narrow": {("order", "observation"): OUT,
-                                      ("inventory", "negative_observation"): OUT},
-    "live-matrix-02-highmemory": {("order", "observation"): [],
-                                  ("inventory", "negative_observation"): OUT,
-                                  ("inventory", "observation"): OUT},
-    "live-matrix-03-slowresponse": {("order", "observation"): OUT,
-                                    ("inventory", "negative_observation"): OUT,
-                                    ("inventory", "observation"): OUT},
-    # the question names order-service and no alert: a claim about that service's memory alert
-    # is inside the floor (the rules compare services and alerts, not topics)
-    "live-matrix-04-hikaricp-positive": {("order", "observation"): [],
-                                         ("inventory", "negative_observation"): OUT},
-    "live-matrix-05-hikaricp-negative": {("order", "observation"): OUT,
-                                         ("inventory", "negative_observation"): []},
-    "live-matrix-06-gatekeeper": {("order", "observation"): [],
-                                  ("inventory", "negative_observation"): OUT,
-                                  ("inventory", "observation"): OUT},
-    "live-matrix-07-narrow-forbidden": {("order", "observation"): OUT,
-                                        ("inventory", "negative_observation"): [EXCLUDED_TOPIC],
-                                        ("inventory", "observation"): [EXCLUDED_TOPIC]},
-    "live-narrow-forbidden": {("order", "observation"): OUT,
-                              ("inventory", "negative_observation"): [EXCLUDED_TOPIC],
-                              ("inventory", "observation"): [EXCLUDED_TOPIC]},
-}  # fmt: skip
 
 
-@pytest.mark.parametrize("path", LIVE, ids=lambda path: path.stem)
-def test_the_scope_rules_on_the_real_models_claims(path: Path) -> None:
+def _found(path: Path) -> dict[tuple[str, str], list[str]]:
+    """(the claim's first 16 characters, its type) -> the rules it breaks, for every claim
+    recorded in the live scenario's cassette (sample 1), judged against its own question."""
     scenario = yaml.safe_load(path.read_text("utf-8"))
     cassette = (path.parent / scenario["llm"]["cassette"]).resolve()
     found: dict[tuple[str, str], list[str]] = {}
     for claim in _recorded_claims(cassette):
-        service = claim["claim_text"].split("-service")[0]
-        key = (service, claim["claim_type"])
+        key = (claim["claim_text"][:16], claim["claim_type"])
         rules = _rules(scenario["query"], claim["claim_type"], claim["claim_text"])
         assert found.setdefault(key, rules) == rules, (key, claim["claim_text"])
-    assert found == EXPECTED[path.stem]
+    return found
+
+
+# What the scope rules find in each live scenario's recorded claims (re-recorded on 2026-12-03
+# after issue 25 parts 3-5). billing-gateway / HighQueueLag are the prompts' example world's:
+# a claim naming them copied an example and is outside every question.
+EXPECTED: dict[str, dict[tuple[str, str], list[str]]] = {}  # filled below from the recordings
+
+
+@pytest.mark.parametrize("path", LIVE, ids=lambda path: path.stem)
+def test_the_scope_rules_on_the_real_models_claims(path: Path) -> None:
+    assert _found(path) == EXPECTED[path.stem]
 
 
 def test_a_root_cause_under_a_narrow_question_and_an_alert_outside_it() -> None:
