@@ -23,6 +23,7 @@ bug raise anyway, the session row is closed with ``status="error"`` before it pr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from pytest_diageval.agents.executor import ExecutorBudget, ExecutorRun, run_executor
@@ -393,8 +394,7 @@ def _scope_names(world: World, query: str) -> ScopeNames:
     """The names a scope knows: the world's, any ``…-service`` the question names that the
     world lacks (a question about payment-service is about it, data or not), and the prompts'
     example subjects, which are outside every question (a copied example plan or claim)."""
-    example_services, example_alerts = example_subjects()
     services = [a.service for a in world.alerts] + [log.service for log in world.logs]
-    services += [*world.aliases, *services_named_in(query), *example_services]
-    alerts = [a.alert_name for a in world.alerts] + list(example_alerts)
-    return ScopeNames.of(services, alerts, world.aliases)
+    services += [*world.aliases, *services_named_in(query)]
+    alerts = [a.alert_name for a in world.alerts]
+    return ScopeNames.of(services, alerts, world.aliases, [*chain(*example_subjects())])

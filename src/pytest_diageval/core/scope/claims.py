@@ -65,8 +65,12 @@ def scope_problems(
     services: Sequence[str],
     alerts: Sequence[str] = (),
     aliases: Mapping[str, Sequence[str]] | None = None,
+    foreign: Sequence[str] = (),
 ) -> list[ScopeProblem]:
-    """Every scope rule the claim breaks, in :data:`SCOPE_RULES` order (empty: in scope)."""
+    """Every scope rule the claim breaks, in :data:`SCOPE_RULES` order (empty: in scope).
+
+    ``foreign``: names no question asks about (the prompts' example subjects): a claim naming
+    one is out of scope whatever the question names."""
     problems: list[ScopeProblem] = []
     text = normalise(claim_text)
     named = named_services(text, services, aliases or {})
@@ -78,6 +82,15 @@ def scope_problems(
                 OUT_OF_SCOPE,
                 f"the claim is about {', '.join(outside)}; the question asks about"
                 f" {', '.join(scope.services + scope.alerts)}",
+            )
+        )
+    copied = [name for name in foreign if _names(text, name) and name not in outside]
+    if copied:
+        problems.append(
+            ScopeProblem(
+                OUT_OF_SCOPE,
+                f"the claim is about {', '.join(copied)}, a subject of the prompts' examples,"
+                " which no question asks about",
             )
         )
     excluded = [item for item in scope.excluded if item in named or _excluded_in(text, item)]

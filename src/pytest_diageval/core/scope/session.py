@@ -51,6 +51,8 @@ class ScopeNames:
     services: tuple[str, ...]
     alerts: tuple[str, ...] = ()
     aliases: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    foreign: tuple[str, ...] = ()
+    """Names no question asks about (the prompts' example subjects): always out of scope."""
 
     @classmethod
     def of(
@@ -58,8 +60,14 @@ class ScopeNames:
         services: Sequence[str],
         alerts: Sequence[str] = (),
         aliases: Mapping[str, Sequence[str]] | None = None,
+        foreign: Sequence[str] = (),
     ) -> ScopeNames:
-        return cls(tuple(sorted(set(services))), tuple(sorted(set(alerts))), dict(aliases or {}))
+        return cls(
+            tuple(sorted(set(services))),
+            tuple(sorted(set(alerts))),
+            dict(aliases or {}),
+            tuple(sorted(set(foreign))),
+        )
 
 
 class SetAsideClaim(BaseModel):
@@ -116,7 +124,13 @@ def split_claims(
     outside: list[Claim] = []
     for claim in contract.claims:
         problems = scope_problems(
-            claim.claim_type, claim.claim_text, scope, names.services, names.alerts, names.aliases
+            claim.claim_type,
+            claim.claim_text,
+            scope,
+            names.services,
+            names.alerts,
+            names.aliases,
+            names.foreign,
         )
         if not problems:
             kept.append(claim)
@@ -163,7 +177,7 @@ def checked_plan(
 
 def _off_scope_reason(text: str, scope: ScopeContract, names: ScopeNames) -> str | None:
     problems = scope_problems(
-        "observation", text, scope, names.services, names.alerts, names.aliases
+        "observation", text, scope, names.services, names.alerts, names.aliases, names.foreign
     )
     reasons = [
         p.message.replace("the claim", "it", 1)  # said of a claim, an answer line or a step
