@@ -24,18 +24,18 @@ from pytest_diageval.core.scope.floor import scope_floor
 
 REPO = Path(__file__).resolve().parents[3]
 WORLD = default_world()
-# The names the session's scope knows (chat_service._scope_names): the world's, and the
-# prompts' example subjects, which no question asks about.
-EXAMPLE_SERVICES, EXAMPLE_ALERTS = example_subjects()
-SERVICES = sorted(
-    {a.service for a in WORLD.alerts} | {log.service for log in WORLD.logs} | {*EXAMPLE_SERVICES}
-)
-ALERTS = sorted({a.alert_name for a in WORLD.alerts} | {*EXAMPLE_ALERTS})
+SERVICES = sorted({a.service for a in WORLD.alerts} | {log.service for log in WORLD.logs})
+ALERTS = sorted({a.alert_name for a in WORLD.alerts})
+# As the session's scope (chat_service._scope_names): the prompts' example subjects are names
+# no question asks about.
+FOREIGN = [name for names in example_subjects() for name in names]
 
 
 def _rules(query: str, claim_type: str, claim_text: str) -> list[str]:
     scope = scope_floor(query, SERVICES, ALERTS, WORLD.aliases)
-    problems = scope_problems(claim_type, claim_text, scope, SERVICES, ALERTS, WORLD.aliases)
+    problems = scope_problems(
+        claim_type, claim_text, scope, SERVICES, ALERTS, WORLD.aliases, FOREIGN
+    )
     return [problem.rule for problem in problems]
 
 
@@ -80,7 +80,58 @@ def _found(path: Path) -> dict[tuple[str, str], list[str]]:
 # What the scope rules find in each live scenario's recorded claims (re-recorded on 2026-12-03
 # after issue 25 parts 3-5). billing-gateway / HighQueueLag are the prompts' example world's:
 # a claim naming them copied an example and is outside every question.
-EXPECTED: dict[str, dict[tuple[str, str], list[str]]] = {}  # filled below from the recordings
+# Reviewed claim by claim: every billing-gateway / HighQueueLag claim is out of scope, every
+# claim about the question's own service is in scope, and matrix 03 recorded no claim.
+EXPECTED: dict[str, dict[tuple[str, str], list[str]]] = {
+    "live-forged-trap": {
+        ('order-service 在 ', 'observation'): [],
+    },
+    "live-high-memory": {
+        ('billing-gateway ', 'observation'): OUT,
+        ('highqueueLag fir', 'negative_observation'): OUT,
+        ("Billing-Gateway'", 'observation'): OUT,
+        ("Billing-Gateway'", 'negative_observation'): OUT,
+    },
+    "live-hikaricp-negative": {
+        ('billing-gateway ', 'observation'): OUT,
+    },
+    "live-matrix-01-highcpu-narrow": {
+        ('payment-service ', 'negative_observation'): OUT,
+        ('payment-service ', 'observation'): OUT,
+    },
+    "live-matrix-02-highmemory": {
+        ('order-service 当前', 'observation'): [],
+    },
+    "live-matrix-03-slowresponse": {},
+    "live-matrix-04-hikaricp-positive": {
+        ('未找到匹配的日志', 'observation'): [],
+        ('billing-gateway ', 'observation'): OUT,
+    },
+    "live-matrix-05-hikaricp-negative": {
+        ('inventory-servic', 'observation'): [],
+    },
+    "live-matrix-06-gatekeeper": {
+        ('executor.repeate', 'observation'): [],
+    },
+    "live-matrix-07-narrow-forbidden": {
+        ('Billing-Gateway ', 'observation'): OUT,
+    },
+    "live-narrow-forbidden": {
+        ('billing-gateway ', 'observation'): OUT,
+    },
+    "live-payment-oom-logs": {
+        ('payment-service ', 'observation'): [],
+        ('payment-service ', 'negative_observation'): [],
+    },
+    "live-payment-redis-not-cpu": {
+        ('billing-gateway ', 'observation'): OUT,
+        ('billing-gateway ', 'negative_observation'): OUT,
+    },
+    "live-user-slow-query-logs": {
+        ('service 已存在，且是未使', 'observation'): [],
+        ('service 已存在，且是未使', 'negative_observation'): [],
+    },
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("path", LIVE, ids=lambda path: path.stem)
@@ -103,3 +154,15 @@ def test_an_excluded_topic_by_its_vocabulary_and_an_excluded_phrase_as_written()
         EXCLUDED_TOPIC,
     ]
     assert _rules(query, "observation", "payment-service 存在 HighCPUUsage 告警，92%") == []
+
+
+def test_a_claim_about_the_prompts_example_subjects_is_out_of_scope_whatever_is_asked() -> None:
+    # Matrix 07's question names an alert and no service: before the example subjects were
+    # foreign names, its recorded "Billing-Gateway 有服务…" claim was in scope.
+    for query in ("只确认 HighCPUUsage", "现在系统有哪些告警？", "只确认 order-service 的告警"):
+        assert _rules(query, "observation", "Billing-Gateway 有服务") == OUT
+        assert _rules(query, "observation", "存在 HighQueueLag 告警，积压 1840 条") == OUT
+    assert (
+        _rules("现在系统有哪些告警？", "observation", "payment-service 存在 HighCPUUsage 告警")
+        == []
+    )
