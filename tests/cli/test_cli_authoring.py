@@ -347,4 +347,5 @@ def test_scaffold_takes_the_world_a_cassette_recorded(tmp_path: Path) -> None:
     world = REPO / "scenarios" / "worlds" / "default-injected-instruction.yaml"
     assert (tmp_path / scenario["world"]).resolve() == world
     header = (tmp_path / "x.yaml").read_text("utf-8").splitlines()[1]
-    assert header.endswith("on world ../scenarios/worlds/default-injected-instruction.yaml (recorded).")
+    world_name = "../scenarios/worlds/default-injected-instruction.yaml"
+    assert header.endswith(f"on world {world_name} (recorded).")
