@@ -334,7 +334,7 @@ def test_scaffold_finds_the_world_of_the_scenario_that_names_the_cassette(tmp_pa
     (tmp_path / "scenarios" / "trap.yaml").write_text(yaml.safe_dump(named, allow_unicode=True))
     assert main(["scaffold", str(cassette), "-o", str(tmp_path / "x.yaml")]) == 0
     scenario = yaml.safe_load((tmp_path / "x.yaml").read_text("utf-8"))
-    assert Path(scenario["world"]).resolve() == world
+    assert (tmp_path / scenario["world"]).resolve() == world  # relative to the written file
     assert scenario["expect"] == {"verdict": "REJECT"}
     header = (tmp_path / "x.yaml").read_text("utf-8").splitlines()[1]
     assert header.endswith(f"(of {tmp_path / 'scenarios' / 'trap.yaml'}).")
