@@ -210,3 +210,16 @@ def test_an_interaction_that_cannot_be_served_names_the_cassette(tmp_path: Path)
     broken.write_text(yaml.safe_dump({"interactions": [{"request": {}}]}), "utf-8")
     with pytest.raises(MutationSetupError, match=r"broken.yaml: interaction 1 cannot be served"):
         cassette_entries(broken)
+
+
+def test_a_forgery_that_only_drops_a_negation_is_not_published_by_the_negated_original() -> None:
+    from pytest_diageval.harness.mutation.replay import is_published
+
+    answer = "经核验确认的结论：\n1. 未检索到 payment-service 的 OOM 日志。"
+    assert not is_published("检索到 payment-service 的 OOM 日志。", answer)
+    assert is_published(
+        "检索到 payment-service 的 OOM 日志。", "1. 检索到 payment-service 的 OOM 日志。"
+    )
+    # the forgery published once beside the original still counts
+    assert is_published("检索到 X。", "未检索到 X。但检索到 X。")
+    assert is_published("存在告警", "order-service 存在告警")

@@ -266,9 +266,23 @@ def run_mutant(plan: ReplayPlan, mutant: Mutant) -> MutantOutcome:
         return MutantOutcome("error", None, f"the mutant run asked what no answer serves: {exc}")
     if result.status != "completed":
         return MutantOutcome("error", result, f"the mutant run ended in error: {result.error}")
-    published = mutant.forged_text is None or mutant.forged_text in result.final_answer
+    published = mutant.forged_text is None or is_published(mutant.forged_text, result.final_answer)
     survived = result.final_verdict == "PASS" and published
     return MutantOutcome("survived" if survived else "killed", result)
+
+
+_NEGATIONS = ("未", "不", "没", "无", "非")
+
+
+def is_published(forged: str, answer: str) -> bool:
+    """Whether the answer states the forged text: an occurrence right after a negation is the
+    original statement, not the forgery ("检索到 X" inside "未检索到 X" is not published)."""
+    start = answer.find(forged)
+    while start >= 0:
+        if not answer[:start].endswith(_NEGATIONS):
+            return True
+        start = answer.find(forged, start + 1)
+    return False
 
 
 def mutant_entries(plan: ReplayPlan, mutant: Mutant) -> list[ScriptEntry]:
