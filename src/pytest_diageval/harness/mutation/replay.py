@@ -41,6 +41,7 @@ from pytest_diageval.core.contract.contracts import ExecutorContract, ToolTraceS
 from pytest_diageval.core.evidence.recorder import extract_evidence_refs
 from pytest_diageval.core.evidence.tools import Toolbox
 from pytest_diageval.core.evidence.world import World
+from pytest_diageval.core.text.excerpt_tokens import NEGATION_WORDS
 from pytest_diageval.harness.mutation.mutants import Mutant, MutationBase, RunbookQuote
 from pytest_diageval.harness.mutation.planted import plant
 
@@ -271,7 +272,7 @@ def run_mutant(plan: ReplayPlan, mutant: Mutant) -> MutantOutcome:
     return MutantOutcome("survived" if survived else "killed", result)
 
 
-_NEGATIONS = ("未", "不", "没", "无", "非")
+_NEGATIONS = tuple(word for word in NEGATION_WORDS if not word.isascii())  # the edits' own
 
 
 def is_published(forged: str, answer: str) -> bool:
