@@ -46,6 +46,7 @@ from pydantic import ValidationError
 from pytest_diageval.agents.llm import LLM, assistant_message
 from pytest_diageval.agents.prompts import load_prompt, wrap_data
 from pytest_diageval.agents.results import ToolCallSummary
+from pytest_diageval.core.contract.claim_ids import renumber_repeated_claim_ids
 from pytest_diageval.core.contract.contracts import (
     ExecutorContract,
     ParseStatus,
@@ -197,11 +198,19 @@ def parse_contract(text: str) -> tuple[ExecutorContract | None, ParseStatus]:
     body = _strip_code_fence(text.strip())
     if not body:
         return None, ParseStatus(status="failed", detail="executor returned an empty final answer")
+    data, renamed = renumber_repeated_claim_ids(body)
     try:
-        contract = ExecutorContract.model_validate_json(body)
+        contract = (
+            ExecutorContract.model_validate(data)
+            if renamed
+            else ExecutorContract.model_validate_json(body)
+        )
     except ValidationError as exc:
         return None, ParseStatus(status="failed", detail=_describe(exc))
-    return contract, ParseStatus(status="valid", detail="parsed executor evidence contract")
+    detail = "parsed executor evidence contract"
+    if renamed:
+        detail += f"; repeated claim ids renumbered: {', '.join(renamed)}"
+    return contract, ParseStatus(status="valid", detail=detail)
 
 
 # --------------------------------------------------------------------------- internals

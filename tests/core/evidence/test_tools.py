@@ -490,3 +490,17 @@ def test_sessions_over_one_world_share_its_index_and_keep_their_own_dedup_state(
     assert first.lookup_knowledge(query)["retrieval_layer"] == "dedup"
     other = World.model_validate(world.model_dump())
     assert knowledge_index(other) is not knowledge_index(world)
+
+
+def test_the_schema_offers_five_keywords_and_the_parser_still_takes_more() -> None:
+    from pytest_diageval.core.evidence.tool_arguments import KEYWORDS_OFFERED, parse_tool_arguments
+
+    offered = {
+        d["function"]["name"]: d["function"]["parameters"]["properties"].get("keywords")
+        for d in TOOL_DEFINITIONS
+    }
+    assert offered["query_metrics"]["maxItems"] == offered["query_logs"]["maxItems"] == 5
+    assert KEYWORDS_OFFERED == 5
+    # A host that ignores the schema is not punished for a sixth keyword: they are OR-ed.
+    many = ["a", "b", "c", "d", "e", "HikariCP"]
+    assert parse_tool_arguments("query_logs", {"keywords": many}).keywords == many

@@ -23,7 +23,13 @@ replaces a check: hosted models may ignore a schema, and the gatekeeper checks e
 as before. List sizes are smaller than the parser's caps (``CONTRACT_LIST_CAPS``): a small
 model under a grammar must not be invited to write ten claims. Every object lists all its
 properties as required and forbids others (what strict mode asks for); no string length is
-bounded here because a grammar expands a length bound into that many rules.
+bounded here because a grammar expands a length bound into that many rules. Ids are bounded
+instead by being names: ``claim_id`` is one of ``claim-1`` … ``claim-3`` (one per claim the
+schema offers) and ``basis_claim_ids`` names only those, hypotheses, actions and missing
+information are ``hypothesis-N`` / ``action-N`` / ``missing-N``. Recorded with free-text ids,
+a small model wrote a 65-character id that the parser's cap (``CONTRACT_ID_CHARS``) refused, and
+``"}, {"`` as a claim id. (A model can still repeat ``claim-1``; :mod:`.claim_ids` renumbers
+repeats that nothing refers to.)
 """
 
 from __future__ import annotations
@@ -104,26 +110,27 @@ def contract_parameters(
     types to ``claim_types`` (default: every type)."""
     bindings = _bindings(binding_alternatives(invocations))
     types = list(claim_types) if claim_types else list(get_args(ClaimType))
+    claim_ids = _ids("claim", "claims")
     claim = _object(
-        claim_id={"type": "string"},
+        claim_id=claim_ids,
         claim_type={"type": "string", "enum": types},
         claim_text={"type": "string"},
         support_level={"type": "string", "enum": list(get_args(SupportLevel))},
         evidence_bindings=bindings,
     )
     hypothesis = _object(
-        hypothesis_id={"type": "string"},
+        hypothesis_id=_ids("hypothesis", "hypotheses"),
         hypothesis_text={"type": "string"},
-        basis_claim_ids=_array({"type": "string"}, "basis_claim_ids"),
+        basis_claim_ids=_array(claim_ids, "basis_claim_ids"),
         missing_info={"type": "string"},
     )
     action = _object(
-        action_id={"type": "string"},
+        action_id=_ids("action", "recommended_actions"),
         action_text={"type": "string"},
         reason={"type": "string"},
         evidence_bindings=bindings,
     )
-    missing = _object(info_id={"type": "string"}, description={"type": "string"})
+    missing = _object(info_id=_ids("missing", "missing_info"), description={"type": "string"})
     return _object(
         answer_version={"type": "string", "const": ANSWER_VERSION},
         diagnosis_summary={"type": "string"},
@@ -158,6 +165,14 @@ def _object(**properties: dict[str, Any]) -> dict[str, Any]:
         "properties": properties,
         "required": list(properties),
         "additionalProperties": False,
+    }
+
+
+def _ids(prefix: str, cap: str) -> dict[str, Any]:
+    """``prefix-1`` … ``prefix-N``, one name per item the schema offers in the list ``cap``."""
+    return {
+        "type": "string",
+        "enum": [f"{prefix}-{n}" for n in range(1, SCHEMA_LIST_CAPS[cap] + 1)],
     }
 
 

@@ -57,6 +57,12 @@ def _keyword_list(value: Any) -> Any:
     return value
 
 
+KEYWORDS_OFFERED = 5
+"""How many keywords the tools' schema offers per call (the parser takes more). Recorded under a
+grammar with no bound, Gemma 3 270M wrote ``["HMM", "HMM", …]`` until the token cap: 2,054
+tokens, about 70 s a call, three times in one session."""
+_KEYWORDS_SCHEMA = {"maxItems": KEYWORDS_OFFERED}
+
 OptionalName = Annotated[str | None, BeforeValidator(_blank_to_none)]
 Keywords = Annotated[list[str] | None, BeforeValidator(_keyword_list)]
 OptionalLevel = Annotated[
@@ -80,6 +86,7 @@ class QueryMetricsArgs(ToolArgs):
     keywords: Keywords = Field(
         default=None,
         description="关键词列表，任一命中即可（OR），大小写不敏感，支持同义词 / keywords, OR-ed",
+        json_schema_extra=_KEYWORDS_SCHEMA,
     )
 
 
@@ -93,6 +100,7 @@ class QueryLogsArgs(ToolArgs):
             "关键词列表，任一命中即可（OR），大小写不敏感，支持同义词（如 HikariCP ≡ 连接池）"
             " / keywords, OR-ed, case-insensitive, synonym-aware"
         ),
+        json_schema_extra=_KEYWORDS_SCHEMA,
     )
     level: OptionalLevel = Field(default=None, description="日志级别 / log level")
     limit: int = Field(default=20, ge=1, le=200, description="最多返回条数 / max logs returned")
