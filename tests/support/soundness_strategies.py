@@ -73,7 +73,11 @@ def _forged_excerpt(draw: st.DrawFn, quote: str | None) -> tuple[str, str | None
 def bindings(draw: st.DrawFn, kind: str) -> GenBinding:
     """One binding made ``kind``-wise; ``faithful`` quotes a real incident item."""
     if kind == "no_hit":
-        message = draw(st.sampled_from(["未找到匹配的日志", None]))
+        # Mostly the tool's own message: a no-hit cited without an excerpt is graded like any
+        # citation without one (low_confid), so it rarely leaves a PASS to check.
+        message = draw(
+            st.sampled_from(["未找到匹配的日志", "未找到匹配的日志", "未找到匹配的日志", None])
+        )
         empty = {
             "tool_name": "query_logs",
             "source_invocation_id": NO_HIT_ID,

@@ -61,7 +61,7 @@ KEYWORDS_OFFERED = 5
 """How many keywords the tools' schema offers per call (the parser takes more). Recorded under a
 grammar with no bound, Gemma 3 270M wrote ``["HMM", "HMM", …]`` until the token cap: 2,054
 tokens, about 70 s a call, three times in one session."""
-_KEYWORDS_SCHEMA = {"maxItems": KEYWORDS_OFFERED}
+_KEYWORDS_SCHEMA: dict[str, Any] = {"maxItems": KEYWORDS_OFFERED}
 
 OptionalName = Annotated[str | None, BeforeValidator(_blank_to_none)]
 Keywords = Annotated[list[str] | None, BeforeValidator(_keyword_list)]

@@ -189,18 +189,12 @@ def _check_no_hit(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
             ),
         )
     text = no_hit_text(invocation)
-    excerpt = cited.binding.evidence_excerpt
-    if excerpt is not None and excerpt.strip():
-        match = match_excerpt(excerpt, text)
-        if match.outcome == "mismatch":
-            return cited.row(
-                invocation_id=invocation.id,
-                grade="reject",
-                rule=EXCERPT_MISMATCH,
-                message=f"evidence_excerpt {excerpt!r} is not supported by the empty result"
-                f" of invocation {invocation.id}: {match.reason}",
-                matched_text=text,
-            )
+    # The same comparison as any citation (004: the excerpt 必须与系统侧 text 一致或高度相似):
+    # "[]" or "not []" says nothing comparable about the search, so it cannot carry a PASS.
+    where = f"the empty result of invocation {invocation.id}"
+    compared = _compare_excerpt(cited, invocation.id, where, text)
+    if isinstance(compared, CheckedBinding):
+        return compared
     return cited.row(invocation_id=invocation.id, grade="none", matched_text=text)
 
 
@@ -211,8 +205,31 @@ def _check_excerpt(
     text: str,
     neighbours: tuple[str | None, str | None] = (None, None),
 ) -> CheckedBinding:
-    excerpt = cited.binding.evidence_excerpt
     where = f"{path} of invocation {invocation_id}"
+    compared = _compare_excerpt(cited, invocation_id, where, text)
+    if isinstance(compared, CheckedBinding):
+        return compared
+    before, after = neighbours
+    signals = instruction_signals(text, before=before, after=after)
+    if signals:
+        found = "; ".join(f"{signal.name}: {signal.snippet!r}" for signal in signals)
+        return cited.row(
+            invocation_id=invocation_id,
+            grade="low_confid",
+            rule=INSTRUCTION_LIKE,
+            message=f"{where} reads as an instruction to the model ({found}); evidence is"
+            " data, and an item that gives orders cannot carry a PASS",
+            matched_text=compared,
+        )
+    return cited.row(invocation_id=invocation_id, grade="none", matched_text=compared)
+
+
+def _compare_excerpt(
+    cited: Cited, invocation_id: int, where: str, text: str
+) -> CheckedBinding | str:
+    """The graded row of an excerpt that is missing, too short to compare or not in ``text``;
+    otherwise the text it matched."""
+    excerpt = cited.binding.evidence_excerpt
     if excerpt is None or not excerpt.strip():
         return cited.row(
             invocation_id=invocation_id,
@@ -239,16 +256,4 @@ def _check_excerpt(
             message=f"evidence_excerpt {excerpt!r} is not supported by {where}: {match.reason}",
             matched_text=text,
         )
-    before, after = neighbours
-    signals = instruction_signals(text, before=before, after=after)
-    if signals:
-        found = "; ".join(f"{signal.name}: {signal.snippet!r}" for signal in signals)
-        return cited.row(
-            invocation_id=invocation_id,
-            grade="low_confid",
-            rule=INSTRUCTION_LIKE,
-            message=f"{where} reads as an instruction to the model ({found}); evidence is"
-            " data, and an item that gives orders cannot carry a PASS",
-            matched_text=match.matched_text,
-        )
-    return cited.row(invocation_id=invocation_id, grade="none", matched_text=match.matched_text)
+    return match.matched_text or text
