@@ -9,7 +9,9 @@ import pytest
 
 from pytest_diageval.local.chat import (
     DEFAULT_GENERATION_TIMEOUT,
+    LAX_STRING_CHAR,
     MAX_ENUM_RANGE,
+    STRICT_STRING_CHAR,
     Envelope,
     ToolPlan,
     grammar_schema,
@@ -18,6 +20,7 @@ from pytest_diageval.local.chat import (
     parse_choice,
     plan_tool_choice,
     render_prompt,
+    strict_string_grammar,
     text_of,
     timeout_from_env,
     tool_call_response,
@@ -200,13 +203,60 @@ def test_ranges_wider_than_the_enum_bound_and_other_numbers_stay_as_they_are() -
     wide = {"type": "integer", "minimum": 0, "maximum": MAX_ENUM_RANGE}  # 257 values
     exact = {"type": "integer", "minimum": 1, "maximum": MAX_ENUM_RANGE}  # 256 values
     unbounded = {"type": "integer", "minimum": 1}
-    number = {"type": "number", "minimum": 0, "maximum": 1}
+    number = {"type": "number", "minimum": 0, "maximum": 10}
     assert grammar_schema(wide) == wide
     assert grammar_schema(exact)["enum"] == list(range(1, MAX_ENUM_RANGE + 1))
     assert grammar_schema(unbounded) == unbounded
     assert grammar_schema(number) == number
     exclusive = {"type": "integer", "minimum": 0, "maximum": 5, "exclusiveMaximum": 5}
     assert grammar_schema(exclusive) == {"type": "integer", "enum": [0, 1, 2, 3, 4]}
+
+
+TENTHS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+
+
+def test_a_number_bounded_within_0_and_1_becomes_an_enum_of_tenths_for_the_grammar_only() -> None:
+    # The verifier's score: llama's converter ignores the bounds, and a model answered 2.0.
+    score = {"title": "Groundedness Score", "type": "number", "minimum": 0.0, "maximum": 1.0}
+    converted = grammar_schema(score)
+    assert converted == {"title": "Groundedness Score", "type": "number", "enum": TENTHS}
+    assert [json.dumps(value) for value in converted["enum"]] == [
+        "0.0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1.0"
+    ]  # fmt: skip
+    assert score["maximum"] == 1.0  # input untouched
+    narrow = {"type": "number", "minimum": 0.25, "maximum": 1, "exclusiveMaximum": 1}
+    assert grammar_schema(narrow)["enum"] == [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "number", "minimum": 0},  # one bound only
+        {"type": "number", "maximum": 1},
+        {"type": "number", "minimum": -1, "maximum": 1},  # beyond [0, 1]
+        {"type": "number", "minimum": 0, "maximum": 2},
+        {"type": "number", "minimum": 0.31, "maximum": 0.39},  # no tenth in between
+        {"type": "number", "minimum": 0, "maximum": 1, "enum": [0, 1]},
+        {"type": "number", "minimum": False, "maximum": True},
+    ],
+)
+def test_other_numbers_stay_as_they_are(schema: dict[str, Any]) -> None:
+    assert grammar_schema(schema) == schema
+
+
+def test_strict_string_grammar_keeps_raw_control_characters_out_of_strings() -> None:
+    # What llama-cpp-python 0.3.36's converter writes for {"rationale": {"type": "string"}}.
+    lax = (
+        f"char ::= {LAX_STRING_CHAR}\n"
+        'root ::= "{" space rationale-kv "}" space\n'
+        'string ::= "\\"" char* "\\"" space\n'
+    )
+    strict = strict_string_grammar(lax)
+    assert strict == lax.replace(f"char ::= {LAX_STRING_CHAR}", f"char ::= {STRICT_STRING_CHAR}")
+    # JSON's own string characters, as llama.cpp's JSON grammar (its json.gbnf) writes them.
+    assert STRICT_STRING_CHAR.startswith(r'[^"\\\x7F\x00-\x1F] | ')
+    assert strict_string_grammar(strict) == strict
+    assert strict_string_grammar('root ::= "yes"\n') == 'root ::= "yes"\n'
 
 
 def test_the_transform_reaches_nested_items_anyof_and_defs() -> None:

@@ -280,3 +280,69 @@ def test_without_an_accepted_token_in_the_windows_the_whole_vocabulary_is_checke
     kept, accepted = sample_window(vocabulary, logits, (40, 256), keep_all=True)
     assert min(np.argsort(-logits).tolist().index(t) for t in accepted) > 256
     assert kept == accepted
+
+
+# ------------------------------------------------------------------ JSON strings, token by token
+
+# A recorded verifier answer (cassettes/live-hikaricp-negative.yaml): its rationale ran on into
+# a raw blank line (token "\n\n") and the prompt's tool list, so the arguments were not JSON.
+VERIFIER_PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": ["PASS", "LOW_CONFID", "REJECT"]},
+        "groundedness_score": {"type": "number", "minimum": 0.0, "maximum": 1.0},
+        "rationale": {"type": "string"},
+    },
+    "required": ["verdict", "groundedness_score", "rationale"],
+}
+RECORDED_PREFIX = (
+    '{ "verdict": "PASS", "groundedness_score": 1.0, "rationale": "未相关知识，有命中的告警证据'
+    "”，该Claim的Claim_id和claim_type，对应 to the Claim_value_reference."
+)
+
+
+def grammar_steps(vocabulary: Any, grammar: Any, text: str, then: str) -> tuple[bool, bool]:
+    """Whether ``grammar`` accepts every token of ``text``, and then the first token of
+    ``then``; each token is offered alone, as the best-first sampler probes it."""
+    sampler = llama_cpp.llama_sampler_init_grammar(
+        vocabulary._model.vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
+    )
+
+    def accepts(candidate: int) -> bool:
+        probe = (llama_cpp.llama_token_data * 1)(llama_cpp.llama_token_data(candidate, 0.0, 0.0))
+        view = llama_cpp.llama_token_data_array(data=probe, size=1, selected=-1, sorted=False)
+        llama_cpp.llama_sampler_apply(sampler, ctypes.byref(view))
+        return bool(np.isfinite(probe[0].logit))
+
+    try:
+        for step in vocabulary.tokenize(text.encode("utf-8"), add_bos=False, special=False):
+            if not accepts(step):
+                return False, False
+            llama_cpp.llama_sampler_accept(sampler, step)
+        following = vocabulary.tokenize(then.encode("utf-8"), add_bos=False, special=False)[0]
+        return True, accepts(following)
+    finally:
+        llama_cpp.llama_sampler_free(sampler)
+
+
+@pytest.mark.model_server
+def test_argument_strings_refuse_a_raw_newline_and_take_an_escaped_one(vocabulary: Any) -> None:
+    from pytest_diageval.local import shim
+
+    grammar = shim._arguments_grammar(vocabulary, VERIFIER_PARAMETERS)
+    assert token(vocabulary, "\n\n") == 108  # the token the recorded answer went on with
+    assert grammar_steps(vocabulary, grammar, RECORDED_PREFIX, "\n\nyou") == (True, False)
+    assert grammar_steps(vocabulary, grammar, RECORDED_PREFIX, "\\n\\nyou") == (True, True)
+    # The converter's own grammar takes the raw newline: how the recorded answer came about.
+    stock = LlamaGrammar.from_json_schema(json.dumps(VERIFIER_PARAMETERS), verbose=False)
+    assert grammar_steps(vocabulary, stock, RECORDED_PREFIX, "\n\nyou") == (True, True)
+
+
+@pytest.mark.model_server
+def test_a_score_within_0_and_1_refuses_2(vocabulary: Any) -> None:
+    from pytest_diageval.local import shim
+
+    grammar = shim._arguments_grammar(vocabulary, VERIFIER_PARAMETERS)
+    opening = '{ "verdict": "PASS", "groundedness_score": '
+    assert grammar_steps(vocabulary, grammar, opening, "2.0") == (True, False)
+    assert grammar_steps(vocabulary, grammar, opening, "0.7") == (True, True)

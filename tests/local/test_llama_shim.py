@@ -8,6 +8,7 @@ is tested in ``test_llama_chat.py``.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -15,7 +16,12 @@ import pytest
 pytest.importorskip("llama_cpp", reason="the 'local' extra is not installed")
 
 from pytest_diageval.local import shim as llama_shim
-from pytest_diageval.local.chat import name_choice_grammar, render_prompt
+from pytest_diageval.local.chat import (
+    LAX_STRING_CHAR,
+    STRICT_STRING_CHAR,
+    name_choice_grammar,
+    render_prompt,
+)
 
 QUERY_LOGS = {
     "type": "function",
@@ -175,3 +181,51 @@ def test_a_json_schema_response_format_constrains_the_plain_completion() -> None
     rules = grammar_text(llama.calls[0])
     assert rules is not None
     assert 'ok-kv ::= "\\"ok\\"" space ":" space boolean' in rules
+
+
+# The verifier's tool (cassettes/live-hikaricp-negative.yaml), cut to what the grammar needs.
+VERIFIER = {
+    "type": "function",
+    "function": {
+        "name": "VerifierOutput",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "verdict": {"type": "string", "enum": ["PASS", "LOW_CONFID", "REJECT"]},
+                "groundedness_score": {"type": "number", "minimum": 0.0, "maximum": 1.0},
+                "detail": {"type": "string", "maxLength": 200},
+                "rationale": {"type": "string"},
+            },
+            "required": ["verdict", "groundedness_score", "detail", "rationale"],
+        },
+    },
+}
+VERIFIER_CHOICE = {"type": "function", "function": {"name": "VerifierOutput"}}
+
+
+def verifier_arguments_grammar() -> str:
+    llama = StandInLlama('{"verdict": "PASS"}')
+    llama_shim.handler(llama, MESSAGES, tools=[VERIFIER], tool_choice=VERIFIER_CHOICE)
+    rules = grammar_text(llama.calls[0])
+    assert rules is not None
+    return rules
+
+
+def test_argument_strings_take_json_string_characters_only() -> None:
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    # The converter's own strings take any character but `"` and `\`, a raw newline too: a
+    # recorded verifier answer held one and its arguments were not JSON.
+    parameters = json.dumps(VERIFIER["function"]["parameters"])
+    assert LAX_STRING_CHAR in json_schema_to_gbnf(parameters)
+    rules = verifier_arguments_grammar()
+    assert LAX_STRING_CHAR not in rules
+    assert f"char ::= {STRICT_STRING_CHAR}" in rules.splitlines()
+    assert 'detail ::= "\\"" ' in rules  # the bounded string uses the same char rule
+    assert "char " in rules.split("detail ::= ", 1)[1].splitlines()[0]
+
+
+def test_a_score_within_0_and_1_takes_only_the_tenths() -> None:
+    rules = verifier_arguments_grammar().splitlines()
+    tenths = " | ".join(f'"{step / 10}"' for step in range(11))
+    assert f"groundedness-score ::= {tenths}" in rules

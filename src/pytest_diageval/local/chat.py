@@ -22,7 +22,11 @@ tests it without the ``local`` extra:
 * :func:`grammar_schema`: the parameters schema as the grammar sees it. llama.cpp's JSON-schema
   converter ignores an integer's ``minimum``/``maximum`` (a model sent ``limit:
   2000000000000000``), so a bounded integer of at most :data:`MAX_ENUM_RANGE` values becomes an
-  ``enum`` of them. The prompt keeps showing the schema as sent;
+  ``enum`` of them, and a number bounded within [0, 1] (a score) an ``enum`` of the tenths in
+  its bounds. The prompt keeps showing the schema as sent;
+* :func:`strict_string_grammar`: the converter's grammar with JSON's own string characters.
+  llama-cpp-python 0.3.36's converter (unlike llama.cpp's) lets a string hold any character but
+  ``"`` and ``\\``, so a model wrote raw newlines into a string and the arguments were not JSON;
 * :func:`tool_call_response` / :func:`message_response`: the ``chat.completion`` answer, with
   exactly one tool call (id ``call_1``) or one message.
 """
@@ -38,9 +42,12 @@ __all__ = [
     "DEFAULT_GENERATION_TIMEOUT",
     "END_OF_TURN",
     "GENERATION_TIMEOUT_ENV",
+    "LAX_STRING_CHAR",
     "MAX_ENUM_RANGE",
     "MESSAGE_PREFIX",
+    "NUMBER_ENUM_STEPS",
     "START_OF_TURN",
+    "STRICT_STRING_CHAR",
     "TOOL_CALL_ID",
     "Envelope",
     "ToolPlan",
@@ -51,12 +58,14 @@ __all__ = [
     "parse_choice",
     "plan_tool_choice",
     "render_prompt",
+    "strict_string_grammar",
     "text_of",
     "timeout_from_env",
     "tool_call_response",
 ]
 
 MAX_ENUM_RANGE = 256  # a wider integer range would make the grammar itself the bottleneck
+NUMBER_ENUM_STEPS = 10  # a number bounded within [0, 1] takes the tenths in its bounds
 MESSAGE_PREFIX = "message:"
 # Gemma's turn markers: one special token each (ids 105 and 106 in Gemma 3's vocabulary).
 START_OF_TURN = "<start_of_turn>"
@@ -248,21 +257,64 @@ def _bounded_integer_enum(schema: Mapping[str, Any]) -> list[int] | None:
     return list(range(low, high + 1))
 
 
+def _bounded_unit_number_enum(schema: Mapping[str, Any]) -> list[float] | None:
+    if schema.get("type") != "number" or "enum" in schema or "const" in schema:
+        return None
+    low, high = _number(schema, "minimum"), _number(schema, "maximum")
+    if low is None or high is None or not 0 <= low <= high <= 1:
+        return None
+    above, below = _number(schema, "exclusiveMinimum"), _number(schema, "exclusiveMaximum")
+    values = [
+        value
+        for value in (step / NUMBER_ENUM_STEPS for step in range(NUMBER_ENUM_STEPS + 1))
+        if low <= value <= high
+        and (above is None or value > above)
+        and (below is None or value < below)
+    ]
+    return values or None
+
+
+def _number(schema: Mapping[str, Any], key: str) -> float | None:
+    """``schema[key]`` when it is a number (not a boolean), else ``None``."""
+    value = schema.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
 def grammar_schema(schema: Any) -> Any:
-    """``schema`` with every integer bounded to at most :data:`MAX_ENUM_RANGE` values turned into
-    an ``enum`` of them, at any depth; everything else unchanged (a new object, the input is
-    not modified)."""
+    """``schema`` as the grammar sees it, at any depth: every integer bounded to at most
+    :data:`MAX_ENUM_RANGE` values an ``enum`` of them, every number bounded within [0, 1] an
+    ``enum`` of the tenths within its bounds (``0.0``, ``0.1``, … ``1.0``); everything else
+    unchanged (a new object, the input is not modified)."""
     if isinstance(schema, list):
         return [grammar_schema(item) for item in schema]
     if not isinstance(schema, Mapping):
         return schema
     converted = {key: grammar_schema(value) for key, value in schema.items()}
-    values = _bounded_integer_enum(schema)
+    values: list[int] | list[float] | None = _bounded_integer_enum(schema)
+    if values is None:
+        values = _bounded_unit_number_enum(schema)
     if values is not None:
         for bound in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
             converted.pop(bound, None)
         converted["enum"] = values
     return converted
+
+
+# One character of a JSON string as a GBNF rule body. llama-cpp-python 0.3.36's converter
+# writes the lax one (its ``char`` rule): anything but `"` and `\`, raw newlines and other
+# control characters too. The strict one is JSON's own (and llama.cpp's converter's): no control
+# character (U+0000 to U+001F) and no DEL unescaped.
+_STRING_ESCAPE = r'"\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'
+LAX_STRING_CHAR = rf'[^"\\] | {_STRING_ESCAPE}'
+STRICT_STRING_CHAR = rf'[^"\\\x7F\x00-\x1F] | {_STRING_ESCAPE}'
+
+
+def strict_string_grammar(gbnf: str) -> str:
+    """The converter's GBNF ``gbnf`` with every string character rule JSON's own: a string
+    holds no raw control character (a newline is written ``\\n``), as JSON requires."""
+    return gbnf.replace(LAX_STRING_CHAR, STRICT_STRING_CHAR)
 
 
 # ------------------------------------------------------------------ response

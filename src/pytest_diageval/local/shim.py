@@ -19,9 +19,11 @@ in CI):
   ``functions.<name>:`` or ``message:``, then it generates that;
 * ``"required"``: the same pick among the offered functions only;
 * ``{"type": "function", "function": {"name": …}}``: that function;
-* a call's arguments are generated under ``LlamaGrammar.from_json_schema`` of the parameters,
-  with small bounded integers turned into enums (the converter ignores the bounds), and the
-  answer carries exactly one tool call (id ``call_1``).
+* a call's arguments are generated under the grammar ``LlamaGrammar.from_json_schema`` makes
+  of the parameters, with small bounded integers and numbers bounded within [0, 1] turned into
+  enums (the converter ignores the bounds) and a string's characters JSON's own (the
+  converter's strings take raw control characters, newlines too), and the answer carries
+  exactly one tool call (id ``call_1``).
 
 Every generation is bounded twice: the request's ``max_tokens``, capped at
 :data:`MAX_TOKENS`, and a wall-clock deadline of ``DIAGEVAL_GENERATION_TIMEOUT`` seconds per
@@ -44,7 +46,7 @@ from typing import Any, Literal, NotRequired
 import llama_cpp.llama_chat_format as chat_format
 import llama_cpp.llama_types as llama_types
 from llama_cpp.llama import StoppingCriteriaList
-from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar, json_schema_to_gbnf
 
 from pytest_diageval.local import sampling as llama_sampling
 from pytest_diageval.local.chat import (
@@ -59,6 +61,7 @@ from pytest_diageval.local.chat import (
     parse_choice,
     plan_tool_choice,
     render_prompt,
+    strict_string_grammar,
     timeout_from_env,
     tool_call_response,
 )
@@ -155,11 +158,11 @@ class _Request:
 
 def _arguments_grammar(llama: Any, parameters: Any) -> Any:
     try:
-        return LlamaGrammar.from_json_schema(
-            json.dumps(grammar_schema(parameters)), verbose=llama.verbose
-        )
+        gbnf = json_schema_to_gbnf(json.dumps(grammar_schema(parameters)))
     except Exception:  # a schema the converter cannot take: any JSON still beats free text
         return LlamaGrammar.from_string(JSON_GBNF, verbose=llama.verbose)
+    # The converter's strings take raw newlines (not JSON): JSON's own string characters.
+    return LlamaGrammar.from_string(strict_string_grammar(gbnf), verbose=llama.verbose)
 
 
 def _response_format_grammar(llama: Any, response_format: Any) -> Any:
