@@ -7,8 +7,9 @@
   names (``order-service``, ``订单服务``, ``HighMemoryUsage``);
 * **topics** named in it, from ``scope_vocabulary.yaml`` (``连接池`` → HikariCP, ``OOM``);
 * **narrow**: 004's markers (只确认, 只排查, 只看, 不要分析, 不要扩展, 只回答, 是否真实存在) or
-  是否存在/出现/有 … 告警/日志/错误/记录 in one clause; a narrow question allows observation
-  claims only (:data:`~pytest_diageval.core.contract.scope.NARROW_CLAIM_TYPES`);
+  是否存在/出现/有 … 告警/日志/错误/记录 in one clause (or its spoken form: 有没有 / 有无 …
+  日志); a narrow question allows observation claims only
+  (:data:`~pytest_diageval.core.contract.scope.NARROW_CLAIM_TYPES`);
 * text inside quotation marks (“…”, 「…」, "…") is mentioned, not asked about, and is skipped;
 * **exclusions**: 不要分析 / 排除 / 不用看 … followed by a list (、 , 或 和 …) up to the end of
   the clause; an excluded service leaves the services in scope, an excluded item that names a
@@ -192,7 +193,7 @@ def _vocabulary() -> _Vocabulary:
     return _Vocabulary(
         narrow=re.compile("|".join(_bounded(form) for form in raw["narrow"])),
         existence=re.compile(
-            rf"是否(?:真实)?(?:存在|出现|有)[^。；;！!？?\n，,]{{0,40}}?(?:{objects})"
+            rf"(?:是否(?:真实)?(?:存在|出现|有)|有没有|有无)[^。；;！!？?\n，,]{{0,40}}?(?:{objects})"
         ),
         exclusion=re.compile("|".join(_bounded(form) for form in raw["exclusion"])),
         topics=tuple(
