@@ -2,6 +2,7 @@
 
     .venv/bin/python docs/live_scope.py [SCENARIO.yaml ...]   # default: scenarios/live/*.yaml
     .venv/bin/python docs/live_scope.py --stages [SCENARIO.yaml ...]  # what each stage did
+    .venv/bin/python docs/live_scope.py --rounds [SCENARIO.yaml ...]  # sample 1 round by round
 
 Each scenario's recorded samples are replayed offline (its cassette and its ``.sample-k``
 files), and each sample is read stage by stage:
@@ -27,7 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_diageval.agents.results import ChatResult
+from pytest_diageval.agents.results import ChatResult, RoundResult, ToolCallSummary
 from pytest_diageval.core.contract.scope import ScopeContract
 from pytest_diageval.core.scope.floor import named_services, named_topics
 from pytest_diageval.core.text.normalised import normalise
@@ -54,15 +55,15 @@ class SampleCount:
 
 def on_subject(result: ChatResult, scope: ScopeContract) -> bool:
     """An evidence call about a service (or, with none named, an alert) of the question."""
-    for round_result in result.rounds:
-        for call in round_result.tool_calls:
-            if call.name not in EVIDENCE_TOOLS or not isinstance(call.arguments, dict):
-                continue
-            if scope.services and call.arguments.get("service") in scope.services:
-                return True
-            if not scope.services and call.arguments.get("alert_name") in scope.alerts:
-                return True
-    return False
+    return any(_on_subject(call, scope) for r in result.rounds for call in r.tool_calls)
+
+
+def _on_subject(call: ToolCallSummary, scope: ScopeContract) -> bool:
+    if call.name not in EVIDENCE_TOOLS or not isinstance(call.arguments, dict):
+        return False
+    if scope.services:
+        return call.arguments.get("service") in scope.services
+    return call.arguments.get("alert_name") in scope.alerts
 
 
 def leaks(result: ChatResult, scope: ScopeContract, services: Iterable[str]) -> tuple[str, ...]:
@@ -77,7 +78,7 @@ def leaks(result: ChatResult, scope: ScopeContract, services: Iterable[str]) -> 
 def count(result: ChatResult | None, services: Iterable[str]) -> SampleCount:
     if result is None or result.scope is None:
         return SampleCount("(no run)", False, False, False, ())
-    judged = [r for r in result.rounds if r.executor_contract and r.executor_contract.claims]
+    judged = [r for r in result.rounds if _judged(r)]
     return SampleCount(
         verdict=result.final_verdict or "(none)",
         on_subject=on_subject(result, result.scope),
@@ -86,6 +87,37 @@ def count(result: ChatResult | None, services: Iterable[str]) -> SampleCount:
         verifier=bool(judged) and all(r.verifier_output is not None for r in judged),
         leaks=leaks(result, result.scope, services),
     )
+
+
+def _judged(r: RoundResult) -> bool:
+    """A round whose verifier had claims to judge (the only rounds its parse is counted in)."""
+    return r.executor_contract is not None and bool(r.executor_contract.claims)
+
+
+def rounds_row(path: Path, result: ChatResult | None) -> str:
+    """Sample 1 of one scenario, round by round (``--rounds``: scenarios/README's table)."""
+    name = f"`{path.relative_to(REPOSITORY / 'scenarios')}`"
+    if result is None or result.scope is None:
+        return f"| {name} | (no run) | | | | | |"
+    scope, rounds = result.scope, result.rounds
+    checked = [row for r in rounds for row in r.gatekeeper.checked_bindings]
+    calls = [c for r in rounds for c in r.tool_calls if c.name in EVIDENCE_TOOLS]
+    cells = [
+        ", ".join(_mark(r.parse_status.status == "valid") for r in rounds),
+        f"{len(checked)} / {sum(row.status == 'pass' for row in checked)}",
+        ", ".join(_mark(r.verifier_output is not None) if _judged(r) else "—" for r in rounds),
+        str(result.final_verdict),
+        str(len(rounds)),
+        f"{sum(_on_subject(c, scope) for c in calls)} of {len(calls)}",
+    ]
+    return f"| {name} | " + " | ".join(cells) + " |"
+
+
+ROUNDS_HEADER = (
+    "| scenario | contract parsed (per round) | bindings checked / passed | verifier parsed"
+    " (per round; — no claims to judge) | verdict | rounds | evidence calls on the question's"
+    " subject |\n|---|---|---|---|---|---|---|"
+)
 
 
 def results_of(path: Path) -> tuple[str, list[ChatResult | None], set[str]]:
@@ -157,18 +189,19 @@ def table(rows: list[tuple[str, list[SampleCount]]]) -> Iterator[str]:
 
 
 def main(argv: list[str]) -> int:
-    show_stages = "--stages" in argv
-    paths = [Path(a) for a in argv if a != "--stages"]
+    show_stages, show_rounds = "--stages" in argv, "--rounds" in argv
+    paths = [Path(a).resolve() for a in argv if not a.startswith("--")]
     paths = paths or sorted((REPOSITORY / "scenarios" / "live").glob("*.yaml"))
-    rows = []
+    rows, round_rows = [], []
     for path in paths:
-        scenario_id, results, services = results_of(path.resolve())
+        scenario_id, results, services = results_of(path)
         rows.append((scenario_id, [count(result, services) for result in results]))
+        round_rows.append(rounds_row(path, results[0] if results else None))
         for sample, result in enumerate(results, start=1) if show_stages else ():
             print(f"{scenario_id} sample {sample}:")
             print("\n".join(f"  {line}" for line in stages(result)))
-    for line in table(rows):
-        print(line)
+    lines = [ROUNDS_HEADER, *round_rows] if show_rounds else list(table(rows))
+    print("\n".join(lines))
     return 0
 
 
