@@ -56,12 +56,13 @@ def pinned(text: str, runs: list[ChatResult], sentence: str) -> str:
     old = yaml.safe_load(text)
     head = text.split("\nexpect:\n", 1)[0]
     start, end = head.index("\nnotes: ") + 1, head.index("\nquery: ") + 1
-    notes = "\n".join(textwrap.wrap(_notes(old.get("notes", ""), runs, sentence), 96))
+    text_of_notes = _notes(old.get("notes", ""), runs, sentence, str(old["id"]))
+    notes = "\n".join(textwrap.wrap(text_of_notes, 96, break_on_hyphens=False))
     head = head[:start] + "notes: >-\n" + textwrap.indent(notes, "  ") + "\n" + head[end:]
     return head + "\nexpect:\n" + "".join(f"  {line}\n" for line in _expect(old, runs))
 
 
-def _notes(old: str, runs: list[ChatResult], sentence: str) -> str:
+def _notes(old: str, runs: list[ChatResult], sentence: str, scenario_id: str) -> str:
     cut = _RECORDED.search(old)
     purpose = old[: cut.start()].strip() if cut else old.strip()
     verdicts = " · ".join(str(r.final_verdict) for r in runs)
@@ -69,6 +70,11 @@ def _notes(old: str, runs: list[ChatResult], sentence: str) -> str:
     parts = [purpose, f"{sentence}, {len(runs)} sample(s): verdicts {verdicts}."]
     parts += ["Sample 1, stage by stage:", *(_round(r) for r in first.rounds)]
     parts.append(f"Final verdict {first.final_verdict} ({first.answer_kind} answer).")
+    if _matrix_list(scenario_id):
+        parts.append(
+            f"forbidden_keywords is matrix {scenario_id[12:14]}'s full 004 list: no claim of"
+            " any round and not the answer may say one."
+        )
     parts.append(
         "The verdict pin is every verdict the recorded samples reach on replay; what a stage"
         " said is in the notes, not pinned."
