@@ -39,14 +39,16 @@ def test_the_recorded_contract_with_three_claim_1_parses_with_three_names() -> N
     )
 
 
-def test_a_repeat_a_hypothesis_names_is_ambiguous_and_does_not_parse() -> None:
-    hypothesis = {"hypothesis_text": "GC 压力", "basis_claim_ids": ["claim-1"]}
-    document = contract([_claim("claim-1"), _claim("claim-1")], hypotheses=[hypothesis])
-    parsed, status = parse_contract(json.dumps(document, ensure_ascii=False))
-    assert parsed is None
-    assert status.detail == (
-        "executor contract invalid: <root>: Value error, claim_id must be unique; repeated: claim-1"
+def test_a_hypothesis_naming_a_repeat_names_every_claim_so_called() -> None:
+    hypothesis = {"hypothesis_text": "GC 压力", "basis_claim_ids": ["claim-1", "c", "claim-1"]}
+    claims = [_claim("claim-1"), _claim("c"), _claim("claim-1"), _claim("claim-1")]
+    parsed, status = parse_contract(
+        json.dumps(contract(claims, hypotheses=[hypothesis]), ensure_ascii=False)
     )
+    assert parsed is not None, status.detail
+    assert [c.claim_id for c in parsed.claims] == ["claim-1", "c", "claim-2", "claim-3"]
+    assert parsed.hypotheses[0].basis_claim_ids == ["claim-1", "claim-2", "claim-3", "c"]
+    assert status.detail.endswith("renumbered: claim-1 → claim-2, claim-1 → claim-3")
 
 
 def test_a_repeat_takes_the_lowest_name_no_claim_has() -> None:
