@@ -11,8 +11,8 @@ files), and each sample is read stage by stage:
   ``lookup_knowledge``) names a service of the question's scope (its ``service`` argument), or,
   for a question naming no service, one of its alerts;
 * **contracts**: the executor's evidence contract parsed, in every round;
-* **verifier**: the verifier's answer parsed (after its one re-ask), in every round that had
-  claims to judge;
+* **verifier**: the verifier's answer parsed (after its one re-ask), in every round that asked
+  it (a round without claims asks it too, about the answer's text);
 * **leaks**: the published answer names a service outside the scope or an excluded topic
   (read from the answer text with the scope's own vocabulary: independent of which claims the
   code set aside).
@@ -78,7 +78,7 @@ def leaks(result: ChatResult, scope: ScopeContract, services: Iterable[str]) -> 
 def count(result: ChatResult | None, services: Iterable[str]) -> SampleCount:
     if result is None or result.scope is None:
         return SampleCount("(no run)", False, False, False, ())
-    judged = [r for r in result.rounds if _judged(r)]
+    judged = [r for r in result.rounds if _asked(r)]
     return SampleCount(
         verdict=result.final_verdict or "(none)",
         on_subject=on_subject(result, result.scope),
@@ -89,9 +89,9 @@ def count(result: ChatResult | None, services: Iterable[str]) -> SampleCount:
     )
 
 
-def _judged(r: RoundResult) -> bool:
-    """A round whose verifier had claims to judge (the only rounds its parse is counted in)."""
-    return r.executor_contract is not None and bool(r.executor_contract.claims)
+def _asked(r: RoundResult) -> bool:
+    """A round that asked the verifier (it answered, or its answer failed to parse)."""
+    return r.verifier_output is not None or r.verifier_failure is not None
 
 
 def rounds_row(path: Path, result: ChatResult | None) -> str:
@@ -105,7 +105,7 @@ def rounds_row(path: Path, result: ChatResult | None) -> str:
     cells = [
         ", ".join(_mark(r.parse_status.status == "valid") for r in rounds),
         f"{len(checked)} / {sum(row.status == 'pass' for row in checked)}",
-        ", ".join(_mark(r.verifier_output is not None) if _judged(r) else "—" for r in rounds),
+        ", ".join(_mark(r.verifier_output is not None) if _asked(r) else "—" for r in rounds),
         str(result.final_verdict),
         str(len(rounds)),
         f"{sum(_on_subject(c, scope) for c in calls)} of {len(calls)}",
@@ -115,7 +115,7 @@ def rounds_row(path: Path, result: ChatResult | None) -> str:
 
 ROUNDS_HEADER = (
     "| scenario | contract parsed (per round) | bindings checked / passed | verifier parsed"
-    " (per round; — no claims to judge) | verdict | rounds | evidence calls on the question's"
+    " (per round; — not asked) | verdict | rounds | evidence calls on the question's"
     " subject |\n|---|---|---|---|---|---|---|"
 )
 
