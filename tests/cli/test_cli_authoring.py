@@ -227,10 +227,35 @@ def _model_verdicts(scenario_text: str) -> list[str]:
     return [e["content"]["verdict"] for e in script if e["stage"] == "verifier" and "content" in e]
 
 
+def _recorded_verifier_verdicts(cassette: Path) -> list[str]:
+    """The verdict of each verifier answer that parsed as JSON, in recording order."""
+    verdicts = []
+    for interaction in yaml.safe_load(cassette.read_text("utf-8"))["interactions"]:
+        headers = {k.lower(): v for k, v in interaction["request"]["headers"].items()}
+        if headers.get("x-diageval-stage") != ["verifier"]:
+            continue
+        answer = json.loads(interaction["response"]["body"]["string"])
+        for call in answer["choices"][0]["message"].get("tool_calls") or []:
+            try:
+                verdicts.append(json.loads(call["function"]["arguments"])["verdict"])
+            except (ValueError, KeyError):
+                continue
+    return verdicts
+
+
 def test_scaffold_expects_the_codes_verdict_and_the_scaffold_passes_as_written(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # The model's verifier says PASS in both rounds; the code derives LOW_CONFID.
+    # The scaffold scripts what the model said and expects what the code made of it.
+    live = REPO / "scenarios" / "live" / "live-high-memory.yaml"
+    replayed = run_scenario(
+        load_scenario(live),
+        live,
+        cassette=REPO / "cassettes" / "live-high-memory.yaml",
+        settings=RunSettings(),
+        rerecord_command="",
+    ).result
+    assert replayed is not None and replayed.final_verdict is not None
     cassette = pytester.path / "recorded" / "cassettes" / "high-memory.yaml"
     cassette.parent.mkdir(parents=True)
     shutil.copy(REPO / "cassettes" / "live-high-memory.yaml", cassette)
@@ -241,16 +266,17 @@ def test_scaffold_expects_the_codes_verdict_and_the_scaffold_passes_as_written(
 
     assert capsys.readouterr().err == f"diageval scaffold: wrote {target}\n"
     text = target.read_text("utf-8")
-    assert _model_verdicts(text) == ["PASS", "PASS"]
+    assert _model_verdicts(text) == _recorded_verifier_verdicts(cassette)
     scenario = yaml.safe_load(text)
-    assert scenario["expect"] == {"verdict": "LOW_CONFID"}
+    verdict = replayed.final_verdict
+    assert scenario["expect"] == {"verdict": verdict}
     assert scenario["world"] == "default"
-    assert (
-        "# Replayed, the code reaches LOW_CONFID (score 0, 2 rounds; the model's verifier" in text
-    )
+    rounds = len(replayed.rounds)
+    assert f"# Replayed, the code reaches {verdict} (score " in text
+    assert f", {rounds} round{'s' if rounds > 1 else ''}" in text
     result = pytester.runpytest("-p", "no:cacheprovider", str(target))
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*high-memory*| LOW_CONFID *| LOW_CONFID *"])
+    result.stdout.fnmatch_lines([f"*high-memory*| {verdict} *| {verdict} *"])
 
 
 def _record_on_a_custom_world(pytester: pytest.Pytester) -> Path:
