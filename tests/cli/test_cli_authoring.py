@@ -255,7 +255,8 @@ def test_scaffold_expects_the_codes_verdict_and_the_scaffold_passes_as_written(
         settings=RunSettings(),
         rerecord_command="",
     ).result
-    assert replayed is not None and replayed.final_verdict is not None
+    assert replayed is not None
+    assert replayed.final_verdict is not None
     cassette = pytester.path / "recorded" / "cassettes" / "high-memory.yaml"
     cassette.parent.mkdir(parents=True)
     shutil.copy(REPO / "cassettes" / "live-high-memory.yaml", cassette)
