@@ -78,58 +78,57 @@ def _found(path: Path) -> dict[tuple[str, str], list[str]]:
 
 
 # What the scope rules find in each live scenario's recorded claims (re-recorded on 2026-12-03
-# after issue 25 parts 3-5). billing-gateway / HighQueueLag are the prompts' example world's:
-# a claim naming them copied an example and is outside every question.
-# Reviewed claim by claim: every billing-gateway / HighQueueLag claim is out of scope, every
-# claim about the question's own service is in scope, and matrix 03 recorded no claim.
+# after the contract's ids became names). billing-gateway / HighQueueLag are the prompts' example
+# world's: a claim naming them copied an example and is outside every question.
+# Reviewed claim by claim: every billing-gateway / HighQueueLag claim is out of scope (user-service
+# "存在 HighQueueLag 告警" too: the alert is the example's), matrix 07's list of the topics its
+# question excludes is an excluded topic, and every other claim names only the question's subject
+# (or nothing: an empty claim text, a log line).
 EXPECTED: dict[str, dict[tuple[str, str], list[str]]] = {
     "live-forged-trap": {
-        ('order-service 在 ', 'observation'): [],
+        ('billing-gateway ', 'observation'): OUT,
     },
     "live-high-memory": {
-        ('billing-gateway ', 'observation'): OUT,
-        ('highqueueLag fir', 'negative_observation'): OUT,
-        ("Billing-Gateway'", 'observation'): OUT,
-        ("Billing-Gateway'", 'negative_observation'): OUT,
+        ('user-inquiries/o', 'observation'): [],
+        ('', 'observation'): [],
     },
     "live-hikaricp-negative": {
         ('billing-gateway ', 'observation'): OUT,
     },
     "live-matrix-01-highcpu-narrow": {
-        ('payment-service ', 'negative_observation'): OUT,
-        ('payment-service ', 'observation'): OUT,
-    },
-    "live-matrix-02-highmemory": {
-        ('order-service 当前', 'observation'): [],
-    },
-    "live-matrix-03-slowresponse": {},
-    "live-matrix-04-hikaricp-positive": {
-        ('未找到匹配的日志', 'observation'): [],
-        ('billing-gateway ', 'observation'): OUT,
-    },
-    "live-matrix-05-hikaricp-negative": {
-        ('inventory-servic', 'observation'): [],
-    },
-    "live-matrix-06-gatekeeper": {
         ('executor.repeate', 'observation'): [],
     },
+    "live-matrix-02-highmemory": {
+        ('Purchase order 1', 'observation'): [],
+    },
+    "live-matrix-03-slowresponse": {
+        ('3001 3月7日 16:00:', 'observation'): [],
+    },
+    "live-matrix-04-hikaricp-positive": {},
+    "live-matrix-05-hikaricp-negative": {
+        ('inventory-servic', 'observation'): OUT,
+    },
+    "live-matrix-06-gatekeeper": {
+        ('order-service 当前', 'observation'): [],
+        ('order-service 存在', 'observation'): [],
+    },
     "live-matrix-07-narrow-forbidden": {
-        ('Billing-Gateway ', 'observation'): OUT,
+        ('high_cpu_usage, ', 'observation'): ['scope.excluded_topic'],
     },
     "live-narrow-forbidden": {
         ('billing-gateway ', 'observation'): OUT,
     },
     "live-payment-oom-logs": {
-        ('payment-service ', 'observation'): [],
-        ('payment-service ', 'negative_observation'): [],
+        ('Billing-Gateway ', 'observation'): OUT,
+        ('Billing Gateway ', 'observation'): OUT,
     },
     "live-payment-redis-not-cpu": {
         ('billing-gateway ', 'observation'): OUT,
-        ('billing-gateway ', 'negative_observation'): OUT,
     },
     "live-user-slow-query-logs": {
-        ('service 已存在，且是未使', 'observation'): [],
-        ('service 已存在，且是未使', 'negative_observation'): [],
+        ('user-service 正在 ', 'observation'): OUT,
+        ('user-service 在 1', 'negative_observation'): OUT,
+        ('billing-gateway ', 'observation'): OUT,
     },
 }  # fmt: skip
 
