@@ -83,3 +83,13 @@ def test_the_schema_names_claims_and_their_references_claim_1_to_claim_3() -> No
         assert not validator.is_valid(
             contract([], hypotheses=[{**basis, "basis_claim_ids": [bad]}])
         )
+
+
+def test_a_renamed_contract_is_validated_as_strictly_as_any_other() -> None:
+    # The renamed path validates decoded JSON instead of the text: a string id stays an error.
+    binding = {"tool_name": "query_metrics", "source_invocation_id": "1", "raw_path": "$.alerts[0]"}
+    claims = [{**_claim("claim-1"), "evidence_bindings": [binding]}, _claim("claim-1")]
+    for document in (contract(claims), contract(claims[:1])):
+        parsed, status = parse_contract(json.dumps(document, ensure_ascii=False))
+        assert parsed is None
+        assert "claims.0.evidence_bindings.0.source_invocation_id" in status.detail
