@@ -10,9 +10,9 @@ The model-driven agents do the talking; the deterministic core decides. Per roun
    code derives verdict and score from the in-scope claims;
 6. routing decides: answer now, or (LOW_CONFID < 0.5 in round 1 only) one more round.
 
-The scope is read once from the query and the world's names, persisted
-(``self_evaluation.scope_contract``; set-aside claims in ``verifier_evaluation``), and for a
-narrow question narrows what the executor may generate (``DecodingScope``).
+The scope is read once from the query and the world's names (an alert's services too),
+persisted (``self_evaluation.scope_contract``; set-aside claims in ``verifier_evaluation``), and
+narrows what the executor may generate (``DecodingScope``).
 
 Everything is persisted as it happens (agent steps, tool rows, verifier and rule evaluations).
 An LLM that answers nothing usable ends the session as an error in the store, never a PASS;
@@ -22,7 +22,7 @@ bug raise anyway, the session row is closed with ``status="error"`` before it pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
@@ -63,6 +63,7 @@ from pytest_diageval.core.scope.session import (
     ScopeSplit,
     SetAsidePlanStep,
     checked_plan,
+    decoding_scope,
     is_off_scope,
     session_scope,
     split_claims,
@@ -86,6 +87,7 @@ class _Session:
     aliases: dict[str, str]  # the world's service aliases, for the claims' subject checks
     scope: ScopeContract  # what the question lets a claim be about (read once, never widened)
     names: ScopeNames  # the names a question and a claim can use, in this world
+    decoding: DecodingScope = field(default_factory=DecodingScope)  # what requests may generate
 
 
 class ChatService:
@@ -113,15 +115,13 @@ class ChatService:
         scope, _widened = session_scope(query, names)  # the planner's proposal is a later step
         self.store.create_session(session_id, query, now)
         recorder = ToolInvocationRecorder(self.store, Toolbox(world), session_id)
-        tools = constrained_tool_definitions(world, query, DecodingScope.of(scope))
-        self.store.update_self_evaluation(
-            session_id,
-            "scope_contract",
-            {"scope": scope.model_dump(mode="json"), "source": "query"},
-        )
-        session = _Session(
-            session_id, query, now, llm, recorder, tools, world.entity_aliases(), scope, names
-        )
+        decoding = decoding_scope(scope, names)
+        tools = constrained_tool_definitions(world, query, decoding)
+        scope_record = {"scope": scope.model_dump(mode="json"), "source": "query"}
+        self.store.update_self_evaluation(session_id, "scope_contract", scope_record)
+        aliases = world.entity_aliases()
+        session = _Session(session_id, query, now, llm, recorder, tools, aliases, scope, names)
+        session.decoding = decoding
         rounds: list[RoundResult] = []
         self.last_rounds = rounds
         try:
@@ -167,7 +167,7 @@ class ChatService:
             retry_context=retry_context,
             budget=self.budget,
             tools=session.tools,
-            scope=DecodingScope.of(session.scope),
+            scope=session.decoding,
         )
         self._persist_executor(session, round_number, executor)
         gatekeeper = self._gatekeep(session, executor)
@@ -391,10 +391,10 @@ class ChatService:
 
 
 def _scope_names(world: World, query: str) -> ScopeNames:
-    """The names a scope knows: the world's, any ``…-service`` the question names that the
-    world lacks (a question about payment-service is about it, data or not), and the prompts'
-    example subjects, which are outside every question (a copied example plan or claim)."""
+    """The names a scope knows: the world's, any ``…-service`` the question names (data or not),
+    and the prompts' example subjects, outside every question (a copied plan or claim)."""
     services = [a.service for a in world.alerts] + [log.service for log in world.logs]
     services += [*world.aliases, *services_named_in(query)]
-    alerts = [a.alert_name for a in world.alerts]
-    return ScopeNames.of(services, alerts, world.aliases, [*chain(*example_subjects())])
+    owners = [(a.alert_name, a.service) for a in world.alerts]  # every alert and its service
+    foreign = [*chain(*example_subjects())]
+    return ScopeNames.of(services, [a for a, _ in owners], world.aliases, foreign, owners)

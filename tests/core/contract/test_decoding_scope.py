@@ -12,13 +12,14 @@ from pytest_diageval.core.contract.schema import contract_parameters
 from pytest_diageval.core.contract.scope import DecodingScope, ScopeContract
 from pytest_diageval.core.evidence.tool_arguments import constrained_tool_definitions
 from pytest_diageval.core.evidence.world import default_world
-from pytest_diageval.core.scope.session import ScopeNames, session_scope
+from pytest_diageval.core.scope.session import ScopeNames, decoding_scope, session_scope
 
 WORLD = default_world()
 NAMES = ScopeNames.of(
     [a.service for a in WORLD.alerts] + [log.service for log in WORLD.logs],
     [a.alert_name for a in WORLD.alerts],
     WORLD.aliases,
+    alert_services=[(a.alert_name, a.service) for a in WORLD.alerts],
 )
 ALL_SERVICES = ["inventory-service", "order-service", "payment-service", "user-service"]
 ALL_ALERTS = ["HighCPUUsage", "HighMemoryUsage", "SlowResponse"]
@@ -45,11 +46,13 @@ def _enums(query: str) -> tuple[list[str], list[str]]:
         ),
         # narrow, by an alias: the service it names
         ("只确认订单服务当前是否存在内存告警", ["order-service"], ALL_ALERTS),
-        # narrow, naming only an alert: the services stay the world's (the floor names none),
-        # less the one the question excludes
+        # narrow, naming only an alert: the alert's own service (004: "claims 只围绕
+        # HighCPUUsage / payment-service")
+        ("只确认 HighCPUUsage，不要分析 user-service", ["payment-service"], ["HighCPUUsage"]),
+        # ... unless the question excludes it: then the world's, less what it excludes
         (
-            "只确认 HighCPUUsage，不要分析 user-service",
-            ["inventory-service", "order-service", "payment-service"],
+            "只确认 HighCPUUsage，不要分析 payment-service",
+            ["inventory-service", "order-service", "user-service"],
             ["HighCPUUsage"],
         ),
         # broad, excluding a service and an alert: every other one
@@ -68,6 +71,52 @@ def test_the_enums_come_from_a_narrow_questions_scope_only(
     query: str, services: list[str], alerts: list[str]
 ) -> None:
     assert _enums(query) == (services, alerts)
+
+
+def _metrics_parameters(query: str) -> dict[str, Any]:
+    scope, _ = session_scope(query, NAMES)
+    tools = constrained_tool_definitions(WORLD, query, decoding_scope(scope, NAMES))
+    parameters: dict[str, Any] = tools[0]["function"]["parameters"]
+    assert tools[0]["function"]["name"] == "query_metrics"
+    return parameters
+
+
+def test_a_narrow_question_about_one_alert_takes_the_alert_by_name_and_no_keywords() -> None:
+    """Live, a model asked "只确认 HighCPUUsage …" never filled alert_name and wrote the
+    question's excluded topics as keywords, which are AND-ed with the name."""
+    about_alert = _metrics_parameters("只确认 HighCPUUsage，不要分析 OOM")
+    assert sorted(about_alert["properties"]) == ["alert_name", "service"]
+    assert about_alert["required"] == ["service", "alert_name"]
+    assert about_alert["properties"]["service"]["enum"] == ["payment-service"]
+    # a question naming its service keeps keywords and an optional alert name, as before
+    with_service = _metrics_parameters("只确认 order-service 是否存在 HighMemoryUsage 告警")
+    assert sorted(with_service["properties"]) == ["alert_name", "keywords", "service"]
+    assert with_service["required"] == ["service"]
+    # so does a broad question about an alert: its scope is anchored, its decoding is not
+    broad = _metrics_parameters("HighCPUUsage 告警是什么原因？")
+    assert sorted(broad["properties"]) == ["alert_name", "keywords", "service"]
+    assert session_scope("HighCPUUsage 告警是什么原因？", NAMES)[0].services == ["payment-service"]
+
+
+def test_a_search_for_an_excluded_topic_is_refused_by_the_keyword_that_names_it() -> None:
+    query = "只确认 HighCPUUsage，不要分析订单123、OOM、数据库慢查询、连接池或 user-service"
+    decoding = decoding_scope(session_scope(query, NAMES)[0], NAMES)
+    live = ["high_cpu_usage, oom, database_l1", "connection_pool_l1", "user-service"]
+    assert decoding.refusal({"service": "payment-service", "keywords": live}) == (
+        "scope.out_of_scope_call: keywords=high_cpu_usage, oom, database_l1 is outside the"
+        " question's scope (it searches for OOM, which the question excludes); the call was not"
+        " run"
+    )
+    refused = {
+        word: decoding.refusal({"keywords": [word]})
+        for word in ["CPU", "HikariPool", "连接池", "order-888", "slow query", "user-service", "java"]
+    }
+    assert [word for word, why in refused.items() if why is None] == ["CPU", "java"]
+    assert "searches for HikariCP" in (refused["HikariPool"] or "")
+    assert "searches for 订单" in (refused["order-888"] or "")
+    assert decoding.refusal({"keywords": "CPU, OOM"}) is not None  # a string is a list too
+    # without the scope rules' reading (a DecodingScope built by hand), keywords pass
+    assert DecodingScope.of(session_scope(query, NAMES)[0]).refusal({"keywords": live}) is None
 
 
 def test_a_narrow_question_about_a_service_the_world_lacks_can_still_search_it() -> None:

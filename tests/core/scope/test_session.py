@@ -51,6 +51,37 @@ def test_the_floor_is_the_scope_and_a_proposal_may_narrow_it_never_widen_it() ->
     assert widened == ["service payment-service is not in the question's scope"]
 
 
+CATALOG = ScopeNames.of(
+    ["payment-service", "order-service", "user-service"],
+    ["HighCPUUsage", "HighMemoryUsage", "DiskFull"],
+    alert_services=[
+        ("HighCPUUsage", "payment-service"),
+        ("HighMemoryUsage", "order-service"),
+        ("DiskFull", "user-service"),
+        ("DiskFull", "order-service"),
+    ],
+)
+
+
+def test_a_question_naming_an_alert_and_no_service_is_about_the_alerts_own_services() -> None:
+    """004: "只确认 HighCPUUsage … claims 只围绕 HighCPUUsage / payment-service"."""
+    scope, _ = session_scope("只确认 HighCPUUsage，不要分析 OOM", CATALOG)
+    assert (scope.services, scope.services_from_alerts) == (["payment-service"], True)
+    two_owners, _ = session_scope("只确认 DiskFull 告警", CATALOG)
+    assert two_owners.services == ["order-service", "user-service"]  # the catalog's order
+    assert CATALOG.alert_services["DiskFull"] == ("order-service", "user-service")
+    # an excluded owner is never in scope; with none left, nothing is anchored
+    assert session_scope("只确认 DiskFull 告警，不要分析 user-service", CATALOG)[0].services == [
+        "order-service"
+    ]
+    lone, _ = session_scope("只确认 HighCPUUsage，不要分析 payment-service", CATALOG)
+    assert (lone.services, lone.services_from_alerts) == ([], False)
+    # a named service decides, and a world without a catalog anchors nothing
+    named, _ = session_scope("只确认 order-service 是否存在 HighCPUUsage 告警", CATALOG)
+    assert (named.services, named.services_from_alerts) == (["order-service"], False)
+    assert session_scope("只确认 HighMemoryUsage 告警", NAMES)[0].services == []
+
+
 def test_each_rule_sets_a_claim_aside_with_its_reason_and_the_rest_stay_in_order() -> None:
     scope, _ = session_scope(QUERY, NAMES)
     contract = _contract(

@@ -9,8 +9,8 @@ never widen.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -43,6 +43,10 @@ class ScopeContract(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     services: list[str] = Field(default_factory=list, description="Services in scope.")
+    services_from_alerts: bool = Field(
+        default=False,
+        description="The question named an alert and no service: the services are the alert's.",
+    )
     alerts: list[str] = Field(default_factory=list, description="Alert names in scope.")
     topics: list[str] = Field(default_factory=list, description="Topics named (HikariCP, OOM).")
     excluded: list[str] = Field(
@@ -74,29 +78,66 @@ class DecodingScope:
     the question excludes: a service or alert among it leaves every enum, and a call naming it
     is refused, whatever else the question names (a live model asked "不要分析 … user-service"
     called user-service three times).
+
+    ``by_alert``: a narrow question that names an alert and no service
+    (``ScopeContract.services_from_alerts``) asks whether that alert fires; ``query_metrics``
+    then takes the alert by name, required, and no keywords (they are AND-ed with the name and
+    could only hide it; a live model wrote the question's excluded topics there).
+    ``excluded_in`` finds excluded topics in a keyword (the scope rules' own reading, bound by
+    :func:`pytest_diageval.core.scope.session.decoding_scope`): a call searching for one is
+    refused like a call naming an excluded service.
     """
 
     services: tuple[str, ...] | None = None
     alerts: tuple[str, ...] | None = None
     claim_types: tuple[ClaimType, ...] = ALL_CLAIM_TYPES
     excluded: tuple[str, ...] = ()
+    by_alert: bool = False
+    excluded_in: Callable[[str], Sequence[str]] | None = field(default=None, compare=False)
 
     @classmethod
-    def of(cls, scope: ScopeContract) -> DecodingScope:
+    def of(
+        cls,
+        scope: ScopeContract,
+        excluded_in: Callable[[str], Sequence[str]] | None = None,
+    ) -> DecodingScope:
         excluded = tuple(scope.excluded)
         if not scope.narrow:
-            return cls(claim_types=tuple(scope.claim_types), excluded=excluded)
+            return cls(
+                claim_types=tuple(scope.claim_types), excluded=excluded, excluded_in=excluded_in
+            )
         return cls(
             services=tuple(scope.services) or None,
             alerts=tuple(scope.alerts) or None,
             claim_types=tuple(scope.claim_types),
             excluded=excluded,
+            by_alert=scope.services_from_alerts and bool(scope.alerts),
+            excluded_in=excluded_in,
         )
 
     def refusal(self, arguments: Mapping[str, Any]) -> str | None:
         """Why a call with these arguments is outside the scope (None: it is inside)."""
-        for argument, field in _SCOPED_ARGUMENTS.items():
-            allowed: tuple[str, ...] | None = getattr(self, field)
+        return self._named_refusal(arguments) or self._keyword_refusal(arguments.get("keywords"))
+
+    def _keyword_refusal(self, keywords: Any) -> str | None:
+        if self.excluded_in is None or not keywords:
+            return None
+        words = [keywords] if isinstance(keywords, str) else keywords
+        if not isinstance(words, list):
+            return None  # the tool's own validation answers a malformed list
+        for word in words:
+            found = self.excluded_in(word) if isinstance(word, str) else ()
+            if found:
+                return (
+                    f"{OUT_OF_SCOPE_CALL}: keywords={word.strip()} is outside the question's"
+                    f" scope (it searches for {', '.join(found)}, which the question excludes);"
+                    " the call was not run"
+                )
+        return None
+
+    def _named_refusal(self, arguments: Mapping[str, Any]) -> str | None:
+        for argument, kind in _SCOPED_ARGUMENTS.items():
+            allowed: tuple[str, ...] | None = getattr(self, kind)
             value = arguments.get(argument)
             # A blank or missing value is "no filter" (the tools' own reading): not refused here.
             if not isinstance(value, str) or not value.strip():

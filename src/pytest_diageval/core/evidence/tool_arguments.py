@@ -217,9 +217,11 @@ def constrained_tool_definitions(
     world lacks must still be searchable: its no-hit is the evidence); ``alert_name`` is an
     ``enum`` of the world's alert names. A narrow question's ``scope`` replaces either list by
     the services / alerts it names (:class:`~pytest_diageval.core.contract.scope.DecodingScope`;
-    ``None`` there keeps the full list), less what the question excludes. Bounds (``limit``,
-    ``top_k``) are the models' own ``minimum``/``maximum``. The tools themselves still validate
-    every call as before: this only narrows what a schema-following model can generate.
+    ``None`` there keeps the full list), less what the question excludes; a question about one
+    alert (``scope.by_alert``) makes ``query_metrics`` take that alert, required, and no
+    keywords. Bounds (``limit``, ``top_k``) are the models' own ``minimum``/``maximum``. The
+    tools themselves still validate every call as before: this only narrows what a
+    schema-following model can generate.
     """
     services = _sorted_unique(
         [*(a.service for a in world.alerts), *(log.service for log in world.logs)]
@@ -244,7 +246,16 @@ def constrained_tool_definitions(
             parameters["required"] = ["service", *parameters["required"]]
         if "alert_name" in parameters["properties"] and alert_names:
             parameters["properties"]["alert_name"]["enum"] = alert_names
+            if scope is not None and scope.by_alert:
+                _by_alert(parameters)
     return definitions
+
+
+def _by_alert(parameters: dict[str, Any]) -> None:
+    """``query_metrics`` for a question about one alert (``DecodingScope.by_alert``): the alert
+    by name, required, and no keywords."""
+    del parameters["properties"]["keywords"]
+    parameters["required"] = [*parameters["required"], "alert_name"]
 
 
 def _sorted_unique(values: Iterable[str | None]) -> list[str]:

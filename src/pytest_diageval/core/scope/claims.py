@@ -41,6 +41,7 @@ __all__ = [
     "OUT_OF_SCOPE",
     "SCOPE_RULES",
     "ScopeProblem",
+    "excluded_named",
     "scope_problems",
 ]
 
@@ -93,7 +94,7 @@ def scope_problems(
                 " which no question asks about",
             )
         )
-    excluded = [item for item in scope.excluded if item in named or _excluded_in(text, item)]
+    excluded = excluded_named(text, scope, named)
     if excluded:
         problems.append(
             ScopeProblem(
@@ -109,6 +110,12 @@ def scope_problems(
             )
         )
     return problems
+
+
+def excluded_named(text: str, scope: ScopeContract, services_named: Sequence[str]) -> list[str]:
+    """The excluded items a normalised ``text`` names: an excluded service among
+    ``services_named``, a topic by its vocabulary forms, anything else as written."""
+    return [item for item in scope.excluded if item in services_named or _excluded_in(text, item)]
 
 
 def _excluded_in(text: str, item: str) -> bool:

@@ -19,15 +19,21 @@ whole; each is kept in the audit as a :class:`SetAsidePlanStep`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
 from pytest_diageval.core.contract.contracts import Claim, ExecutorContract, FactChecked, Plan
-from pytest_diageval.core.contract.scope import ScopeContract
-from pytest_diageval.core.scope.claims import EXCLUDED_TOPIC, OUT_OF_SCOPE, scope_problems
-from pytest_diageval.core.scope.floor import narrowed, scope_floor
+from pytest_diageval.core.contract.scope import DecodingScope, ScopeContract
+from pytest_diageval.core.scope.claims import (
+    EXCLUDED_TOPIC,
+    OUT_OF_SCOPE,
+    excluded_named,
+    scope_problems,
+)
+from pytest_diageval.core.scope.floor import named_services, narrowed, scope_floor
+from pytest_diageval.core.text.normalised import normalise
 
 __all__ = [
     "OUT_OF_SCOPE_PLAN_STEP",
@@ -36,7 +42,9 @@ __all__ = [
     "SetAsideClaim",
     "SetAsidePlanStep",
     "about_set_aside",
+    "anchored",
     "checked_plan",
+    "decoding_scope",
     "is_off_scope",
     "session_scope",
     "split_claims",
@@ -53,6 +61,8 @@ class ScopeNames:
     aliases: Mapping[str, Sequence[str]] = field(default_factory=dict)
     foreign: tuple[str, ...] = ()
     """Names no question asks about (the prompts' example subjects): always out of scope."""
+    alert_services: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The services each alert belongs to, in the world's alert catalog (whatever its state)."""
 
     @classmethod
     def of(
@@ -61,12 +71,18 @@ class ScopeNames:
         alerts: Sequence[str] = (),
         aliases: Mapping[str, Sequence[str]] | None = None,
         foreign: Sequence[str] = (),
+        alert_services: Iterable[tuple[str, str]] = (),
     ) -> ScopeNames:
+        """``alert_services``: ``(alert_name, service)`` pairs, one per alert of the catalog."""
+        owners: dict[str, set[str]] = {}
+        for alert, service in alert_services:
+            owners.setdefault(alert, set()).add(service)
         return cls(
             tuple(sorted(set(services))),
             tuple(sorted(set(alerts))),
             dict(aliases or {}),
             tuple(sorted(set(foreign))),
+            {alert: tuple(sorted(owners[alert])) for alert in sorted(owners)},
         )
 
 
@@ -107,10 +123,43 @@ def session_scope(
     query: str, names: ScopeNames, proposed: ScopeContract | None = None
 ) -> tuple[ScopeContract, list[str]]:
     """The session's scope and what a proposal tried to widen (``[]`` without one)."""
-    floor = scope_floor(query, names.services, names.alerts, names.aliases)
+    floor = anchored(scope_floor(query, names.services, names.alerts, names.aliases), names)
     if proposed is None:  # the seam: the planner's proposed scope_contract, when it has one
         return floor, []
     return narrowed(floor, proposed)
+
+
+def anchored(scope: ScopeContract, names: ScopeNames) -> ScopeContract:
+    """A question that names an alert and no service is about that alert where it belongs: its
+    services (the world's alert catalog, less what the question excludes) become the scope's.
+
+    004's own line for "只确认 HighCPUUsage": "claims 只围绕 HighCPUUsage / payment-service".
+    Recorded live, a model asked that question searched order-service and claimed about it;
+    the world's catalog knows which service an alert belongs to, firing or not, so this reads
+    no evidence. An alert the catalog lacks, or one whose services are all excluded, anchors
+    nothing: the services stay unrestricted, as before."""
+    if scope.services or not scope.alerts:
+        return scope
+    owners = [s for alert in scope.alerts for s in names.alert_services.get(alert, ())]
+    services = [s for s in dict.fromkeys(owners) if s.casefold() not in _folded(scope.excluded)]
+    if not services:
+        return scope
+    return scope.model_copy(update={"services": services, "services_from_alerts": True})
+
+
+def _folded(items: Iterable[str]) -> set[str]:
+    return {item.casefold() for item in items}
+
+
+def decoding_scope(scope: ScopeContract, names: ScopeNames) -> DecodingScope:
+    """What the session's requests let a model generate, with the scope rules' reading of an
+    excluded topic for the tools' keywords (``不要分析 OOM``: a search for ``oom`` is refused)."""
+
+    def excluded_in(keyword: str) -> list[str]:
+        text = normalise(keyword)
+        return excluded_named(text, scope, named_services(text, names.services, names.aliases))
+
+    return DecodingScope.of(scope, excluded_in)
 
 
 def split_claims(
