@@ -107,10 +107,8 @@ def test_a_search_for_an_excluded_topic_is_refused_by_the_keyword_that_names_it(
         " question's scope (it searches for OOM, which the question excludes); the call was not"
         " run"
     )
-    refused = {
-        word: decoding.refusal({"keywords": [word]})
-        for word in ["CPU", "HikariPool", "连接池", "order-888", "slow query", "user-service", "java"]
-    }
+    words = ["CPU", "HikariPool", "连接池", "order-888", "slow query", "user-service", "java"]
+    refused = {word: decoding.refusal({"keywords": [word]}) for word in words}
     assert [word for word, why in refused.items() if why is None] == ["CPU", "java"]
     assert "searches for HikariCP" in (refused["HikariPool"] or "")
     assert "searches for 订单" in (refused["order-888"] or "")
