@@ -102,13 +102,15 @@ def test_the_estimate_is_right_on_average_and_within_a_third_of_every_recorded_r
     # (benchmarks/README.md, bench_token_estimate.py). Re-recorded after the ids became names
     # (288 requests): prompts 0.88-1.03, mean 0.97; answers 0.53-1.38, mean 1.03, the lowest a
     # contract of long CJK claim texts (450 tokens where four characters a token expects 852).
+    # The lowest prompt since 2026-12-04 (0.83) is a verifier request carrying a contract cut at
+    # max_tokens as raw text: JSON escaped inside JSON, whose backslashes cost few real tokens.
     rows = _recorded()
     assert len(rows) > 100
     prompts = [usage["prompt_tokens"] / prompt_tokens("", body) for body, _, usage in rows]
     answers = [usage["completion_tokens"] / estimated_tokens(message) for _, message, usage in rows]
     assert 0.95 <= sum(prompts) / len(prompts) <= 1.05
     assert 0.9 <= sum(answers) / len(answers) <= 1.15
-    assert 0.85 <= min(prompts) <= max(prompts) <= 1.35
+    assert 0.8 <= min(prompts) <= max(prompts) <= 1.35
     assert 0.5 <= min(answers) <= max(answers) <= 1.65
 
 

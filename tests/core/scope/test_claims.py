@@ -20,7 +20,7 @@ from pytest_diageval.core.scope.claims import (
     OUT_OF_SCOPE,
     scope_problems,
 )
-from pytest_diageval.core.scope.floor import scope_floor
+from pytest_diageval.core.scope.session import ScopeNames, session_scope
 
 REPO = Path(__file__).resolve().parents[3]
 WORLD = default_world()
@@ -31,8 +31,14 @@ ALERTS = sorted({a.alert_name for a in WORLD.alerts})
 FOREIGN = [name for names in example_subjects() for name in names]
 
 
+# The world's alert catalog: a question naming an alert and no service is about its service.
+NAMES = ScopeNames.of(
+    SERVICES, ALERTS, WORLD.aliases, FOREIGN, [(a.alert_name, a.service) for a in WORLD.alerts]
+)
+
+
 def _rules(query: str, claim_type: str, claim_text: str) -> list[str]:
-    scope = scope_floor(query, SERVICES, ALERTS, WORLD.aliases)
+    scope, _ = session_scope(query, NAMES)  # the floor, anchored as the session's is
     problems = scope_problems(
         claim_type, claim_text, scope, SERVICES, ALERTS, WORLD.aliases, FOREIGN
     )
@@ -78,12 +84,12 @@ def _found(path: Path) -> dict[tuple[str, str], list[str]]:
 
 
 # What the scope rules find in each live scenario's recorded claims (re-recorded on 2026-12-03
-# after the contract's ids became names). billing-gateway / HighQueueLag are the prompts' example
-# world's: a claim naming them copied an example and is outside every question.
-# Reviewed claim by claim: every billing-gateway / HighQueueLag claim is out of scope (user-service
-# "存在 HighQueueLag 告警" too: the alert is the example's), matrix 07's list of the topics its
-# question excludes is an excluded topic, and every other claim names only the question's subject
-# (or nothing: an empty claim text, a log line).
+# after the contract's ids became names; the two "只确认 HighCPUUsage" scenarios on 2026-12-04).
+# billing-gateway / HighQueueLag are the prompts' example world's: a claim naming them copied an
+# example and is outside every question. Reviewed claim by claim: every billing-gateway /
+# HighQueueLag claim is out of scope (user-service "存在 HighQueueLag 告警" too: the alert is the
+# example's; matrix 07's "billing-gateway 当前存在 HighCPUUsage 告警" too), and every other claim
+# names only the question's subject (or nothing: an empty claim text, a log line).
 EXPECTED: dict[str, dict[tuple[str, str], list[str]]] = {
     "live-forged-trap": {
         ('billing-gateway ', 'observation'): OUT,
@@ -113,11 +119,10 @@ EXPECTED: dict[str, dict[tuple[str, str], list[str]]] = {
         ('order-service 存在', 'observation'): [],
     },
     "live-matrix-07-narrow-forbidden": {
-        ('high_cpu_usage, ', 'observation'): ['scope.excluded_topic'],
-    },
-    "live-narrow-forbidden": {
         ('billing-gateway ', 'observation'): OUT,
+        ('billing-gateway ', 'negative_observation'): OUT,
     },
+    "live-narrow-forbidden": {},
     "live-payment-oom-logs": {
         ('Billing-Gateway ', 'observation'): OUT,
         ('Billing Gateway ', 'observation'): OUT,
