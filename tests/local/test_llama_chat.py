@@ -259,6 +259,14 @@ def test_strict_string_grammar_keeps_raw_control_characters_out_of_strings() -> 
     assert strict_string_grammar('root ::= "yes"\n') == 'root ::= "yes"\n'
 
 
+def test_a_string_rule_of_another_converter_is_an_error_not_kept_silently() -> None:
+    """Another llama-cpp-python release may write its ``char`` rule differently; keeping it
+    would let raw newlines back into strings without a word."""
+    other = 'char ::= [^"\\\\] | "\\\\" ["\\\\/bfnrt]\nroot ::= "yes"\n'
+    with pytest.raises(ValueError, match=r"unknown string rule .*llama-cpp-python 0\.3\.36"):
+        strict_string_grammar(other)
+
+
 def test_the_transform_reaches_nested_items_anyof_and_defs() -> None:
     step = {"type": "integer", "minimum": 1, "maximum": 3}
     schema = {

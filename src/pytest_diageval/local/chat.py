@@ -34,6 +34,7 @@ tests it without the ``local`` extra:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -313,8 +314,19 @@ STRICT_STRING_CHAR = rf'[^"\\\x7F\x00-\x1F] | {_STRING_ESCAPE}'
 
 def strict_string_grammar(gbnf: str) -> str:
     """The converter's GBNF ``gbnf`` with every string character rule JSON's own: a string
-    holds no raw control character (a newline is written ``\\n``), as JSON requires."""
-    return gbnf.replace(LAX_STRING_CHAR, STRICT_STRING_CHAR)
+    holds no raw control character (a newline is written ``\\n``), as JSON requires.
+
+    Raises ``ValueError`` for a ``char`` rule that is neither: another converter's (another
+    llama-cpp-python release) would otherwise keep its own rule without a word."""
+    strict = gbnf.replace(LAX_STRING_CHAR, STRICT_STRING_CHAR)
+    for rule in re.findall(r"^char ::= (.*)$", strict, flags=re.MULTILINE):
+        if rule != STRICT_STRING_CHAR:
+            raise ValueError(
+                f"unknown string rule from the grammar converter: char ::= {rule} (the local"
+                " server patches llama-cpp-python 0.3.36's; install that release:"
+                " pip install 'pytest-diageval[local]')"
+            )
+    return strict
 
 
 # ------------------------------------------------------------------ response
