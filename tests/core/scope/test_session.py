@@ -80,6 +80,14 @@ def test_a_question_naming_an_alert_and_no_service_is_about_the_alerts_own_servi
     named, _ = session_scope("只确认 order-service 是否存在 HighCPUUsage 告警", CATALOG)
     assert (named.services, named.services_from_alerts) == (["order-service"], False)
     assert session_scope("只确认 HighMemoryUsage 告警", NAMES)[0].services == []
+    # the planner may narrow an anchored scope, never widen it, and it stays anchored
+    proposal = ScopeContract(
+        services=["order-service", "user-service"], narrow=True, claim_types=["observation"]
+    )
+    query = "只确认 DiskFull 告警，不要分析 user-service"
+    narrowed, widened = session_scope(query, CATALOG, proposal)
+    assert (narrowed.services, narrowed.services_from_alerts) == (["order-service"], True)
+    assert widened == ["service user-service is not in the question's scope"]
 
 
 def test_each_rule_sets_a_claim_aside_with_its_reason_and_the_rest_stay_in_order() -> None:

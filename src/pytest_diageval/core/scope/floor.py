@@ -100,6 +100,7 @@ def narrowed(floor: ScopeContract, proposed: ScopeContract) -> tuple[ScopeContra
     claim_types = [t for t in floor.claim_types if t in proposed.claim_types] or floor.claim_types
     scope = ScopeContract(
         **kept,
+        services_from_alerts=floor.services_from_alerts,
         excluded=list(dict.fromkeys([*floor.excluded, *proposed.excluded])),
         narrow=floor.narrow or proposed.narrow,
         narrow_markers=floor.narrow_markers or proposed.narrow_markers,
