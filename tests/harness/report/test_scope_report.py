@@ -16,11 +16,12 @@ from support.reports import SHIPPED, report_of
 
 OUT_OF_SCOPE = SHIPPED / "scope" / "out-of-scope-verified-claim.yaml"
 NONE_IN_SCOPE = SHIPPED / "scope" / "no-claim-in-scope.yaml"
+ANCHORED = SHIPPED / "scope" / "alert-names-its-service.yaml"
 
 
 @pytest.fixture(scope="module")
 def report() -> dict[str, Any]:
-    return report_of([OUT_OF_SCOPE, NONE_IN_SCOPE])
+    return report_of([OUT_OF_SCOPE, NONE_IN_SCOPE, ANCHORED])
 
 
 def _entry(report: dict[str, Any], scenario_id: str) -> dict[str, Any]:
@@ -73,6 +74,29 @@ def test_the_page_shows_the_scope_and_marks_the_set_aside_claim(report: dict[str
     claims = {c.text()[:7]: c for c in section.find_all("div", "claim")}
     assert "set aside: scope.out_of_scope" in claims["claim-2"].text()
     assert "set aside" not in claims["claim-1"].text()
+
+
+def test_services_the_question_did_not_name_say_they_are_its_alerts_own(
+    report: dict[str, Any],
+) -> None:
+    """ "只确认 HighCPUUsage" names no service; a reviewer must see why payment-service is the
+    scope (the world's alert catalog), in the audit trail and on the page."""
+    entry = _entry(report, "scope-alert-names-its-service")
+    assert entry["summary"]["scope"]["services_from_alerts"] is True
+    data = copy.deepcopy(entry["result"])
+    for row in data["invocations"]:
+        row["duration_ms"] = 0
+    lines = audit_trail(ChatResult.model_validate(data)).splitlines()
+    assert lines[1].startswith(
+        "scope: services payment-service (the alerts' own); alerts HighCPUUsage;"
+    )
+    page = parse_html(render_html(report, None))
+    (scope,) = page.by_id("scenario-scope-alert-names-its-service").find_all("p", "scope")
+    assert scope.text().startswith(
+        "scope (read from the question): services payment-service (the alerts' own) · alerts"
+    )
+    plain = page.by_id("scenario-scope-out-of-scope-verified-claim").find_all("p", "scope")[0]
+    assert "alerts' own" not in plain.text()
 
 
 def test_a_report_from_before_the_scope_still_renders(report: dict[str, Any]) -> None:

@@ -177,8 +177,9 @@ def scope_line(scope: ScopeContract | None) -> str:
         return ", ".join(values) or "any"
 
     narrow = f"narrow ({', '.join(scope.narrow_markers)})" if scope.narrow else "not narrow"
+    services = listed(scope.services) + (" (the alerts' own)" if scope.services_from_alerts else "")
     return (
-        f"scope: services {listed(scope.services)}; alerts {listed(scope.alerts)};"
+        f"scope: services {services}; alerts {listed(scope.alerts)};"
         f" topics {listed(scope.topics)}; excluded {', '.join(scope.excluded) or 'none'};"
         f" {narrow}; claim types {listed(scope.claim_types)}"
     )
