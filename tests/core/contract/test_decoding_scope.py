@@ -81,17 +81,22 @@ def _metrics_parameters(query: str) -> dict[str, Any]:
     return parameters
 
 
-def test_a_narrow_question_about_one_alert_takes_the_alert_by_name_and_no_keywords() -> None:
-    """Live, a model asked "只确认 HighCPUUsage …" never filled alert_name and wrote the
-    question's excluded topics as keywords, which are AND-ed with the name."""
+def test_a_narrow_question_naming_an_alert_takes_the_alert_by_name_and_no_keywords() -> None:
+    """Live, the model never filled alert_name unasked: it wrote "high_memory_usage" or the
+    question's excluded topics as keywords, which are AND-ed with every other filter."""
     about_alert = _metrics_parameters("只确认 HighCPUUsage，不要分析 OOM")
     assert sorted(about_alert["properties"]) == ["alert_name", "service"]
     assert about_alert["required"] == ["service", "alert_name"]
     assert about_alert["properties"]["service"]["enum"] == ["payment-service"]
-    # a question naming its service keeps keywords and an optional alert name, as before
+    # so does a narrow question naming its service too (live: keywords ["high_memory_usage"])
     with_service = _metrics_parameters("只确认 order-service 是否存在 HighMemoryUsage 告警")
-    assert sorted(with_service["properties"]) == ["alert_name", "keywords", "service"]
-    assert with_service["required"] == ["service"]
+    assert sorted(with_service["properties"]) == ["alert_name", "service"]
+    assert with_service["required"] == ["service", "alert_name"]
+    assert with_service["properties"]["service"]["enum"] == ["order-service"]
+    # a narrow question naming no alert keeps keywords and an optional alert name, as before
+    by_topic = _metrics_parameters("只确认 payment-service 当前是否存在 CPU 使用率过高告警。")
+    assert sorted(by_topic["properties"]) == ["alert_name", "keywords", "service"]
+    assert by_topic["required"] == ["service"]
     # so does a broad question about an alert: its scope is anchored, its decoding is not
     broad = _metrics_parameters("HighCPUUsage 告警是什么原因？")
     assert sorted(broad["properties"]) == ["alert_name", "keywords", "service"]

@@ -79,10 +79,10 @@ class DecodingScope:
     is refused, whatever else the question names (a live model asked "不要分析 … user-service"
     called user-service three times).
 
-    ``by_alert``: a narrow question that names an alert and no service
-    (``ScopeContract.services_from_alerts``) asks whether that alert fires; ``query_metrics``
-    then takes the alert by name, required, and no keywords (they are AND-ed with the name and
-    could only hide it; a live model wrote the question's excluded topics there).
+    ``by_alert``: a narrow question that names an alert asks whether that alert fires;
+    ``query_metrics`` then takes the alert by name, required, and no keywords. Recorded live, the
+    model never filled ``alert_name`` unasked: it wrote ``high_memory_usage`` or the question's
+    excluded topics as keywords (AND-ed with every other filter), and found nothing.
     ``excluded_in`` finds excluded topics in a keyword (the scope rules' own reading, bound by
     :func:`pytest_diageval.core.scope.session.decoding_scope`): a call searching for one is
     refused like a call naming an excluded service.
@@ -111,7 +111,7 @@ class DecodingScope:
             alerts=tuple(scope.alerts) or None,
             claim_types=tuple(scope.claim_types),
             excluded=excluded,
-            by_alert=scope.services_from_alerts and bool(scope.alerts),
+            by_alert=bool(scope.alerts),
             excluded_in=excluded_in,
         )
 

@@ -217,9 +217,9 @@ def constrained_tool_definitions(
     world lacks must still be searchable: its no-hit is the evidence); ``alert_name`` is an
     ``enum`` of the world's alert names. A narrow question's ``scope`` replaces either list by
     the services / alerts it names (:class:`~pytest_diageval.core.contract.scope.DecodingScope`;
-    ``None`` there keeps the full list), less what the question excludes; a question about one
-    alert (``scope.by_alert``) makes ``query_metrics`` take that alert, required, and no
-    keywords. Bounds (``limit``, ``top_k``) are the models' own ``minimum``/``maximum``. The
+    ``None`` there keeps the full list), less what the question excludes; a narrow question
+    naming an alert (``scope.by_alert``) makes ``query_metrics`` take the alert, required, and
+    no keywords. Bounds (``limit``, ``top_k``) are the models' own ``minimum``/``maximum``. The
     tools themselves still validate every call as before: this only narrows what a
     schema-following model can generate.
     """
@@ -252,8 +252,8 @@ def constrained_tool_definitions(
 
 
 def _by_alert(parameters: dict[str, Any]) -> None:
-    """``query_metrics`` for a question about one alert (``DecodingScope.by_alert``): the alert
-    by name, required, and no keywords."""
+    """``query_metrics`` for a narrow question naming an alert (``DecodingScope.by_alert``):
+    the alert by name, required, and no keywords."""
     del parameters["properties"]["keywords"]
     parameters["required"] = [*parameters["required"], "alert_name"]
 
