@@ -136,9 +136,9 @@ def test_without_a_report_option_the_check_records_are_not_held(
         "rounds": 1,
         "usage": {
             "total": {
-                "prompt_tokens": 12767,
+                "prompt_tokens": 12654,
                 "completion_tokens": 425,
-                "total_tokens": 13192,
+                "total_tokens": 13079,
                 "requests": 4,
             }
         },

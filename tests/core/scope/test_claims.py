@@ -84,7 +84,7 @@ def _found(path: Path) -> dict[tuple[str, str], list[str]]:
 
 
 # What the scope rules find in each live scenario's recorded claims (re-recorded on 2026-12-03
-# after the contract's ids became names; the two "只确认 HighCPUUsage" scenarios on 2026-12-04).
+# after the contract's ids became names; the six alert questions on 2026-12-04).
 # billing-gateway / HighQueueLag are the prompts' example world's: a claim naming them copied an
 # example and is outside every question. Reviewed claim by claim: every billing-gateway /
 # HighQueueLag claim is out of scope (user-service "存在 HighQueueLag 告警" too: the alert is the
@@ -95,8 +95,7 @@ EXPECTED: dict[str, dict[tuple[str, str], list[str]]] = {
         ('billing-gateway ', 'observation'): OUT,
     },
     "live-high-memory": {
-        ('user-inquiries/o', 'observation'): [],
-        ('', 'observation'): [],
+        ('order-service 在H', 'observation'): [],
     },
     "live-hikaricp-negative": {
         ('billing-gateway ', 'observation'): OUT,
@@ -105,18 +104,17 @@ EXPECTED: dict[str, dict[tuple[str, str], list[str]]] = {
         ('executor.repeate', 'observation'): [],
     },
     "live-matrix-02-highmemory": {
-        ('Purchase order 1', 'observation'): [],
+        ('billing-gateway ', 'observation'): OUT,
     },
     "live-matrix-03-slowresponse": {
-        ('3001 3月7日 16:00:', 'observation'): [],
+        ('service=user-ser', 'observation'): [],
     },
     "live-matrix-04-hikaricp-positive": {},
     "live-matrix-05-hikaricp-negative": {
         ('inventory-servic', 'observation'): OUT,
     },
     "live-matrix-06-gatekeeper": {
-        ('order-service 当前', 'observation'): [],
-        ('order-service 存在', 'observation'): [],
+        ('billing-gateway ', 'observation'): OUT,
     },
     "live-matrix-07-narrow-forbidden": {
         ('billing-gateway ', 'observation'): OUT,
