@@ -22,7 +22,7 @@ bug raise anyway, the session row is closed with ``status="error"`` before it pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
@@ -87,7 +87,7 @@ class _Session:
     aliases: dict[str, str]  # the world's service aliases, for the claims' subject checks
     scope: ScopeContract  # what the question lets a claim be about (read once, never widened)
     names: ScopeNames  # the names a question and a claim can use, in this world
-    decoding: DecodingScope = field(default_factory=DecodingScope)  # what requests may generate
+    decoding: DecodingScope  # what the executor's requests may generate, from the scope
 
 
 class ChatService:
@@ -120,8 +120,9 @@ class ChatService:
         scope_record = {"scope": scope.model_dump(mode="json"), "source": "query"}
         self.store.update_self_evaluation(session_id, "scope_contract", scope_record)
         aliases = world.entity_aliases()
-        session = _Session(session_id, query, now, llm, recorder, tools, aliases, scope, names)
-        session.decoding = decoding
+        session = _Session(
+            session_id, query, now, llm, recorder, tools, aliases, scope, names, decoding
+        )
         rounds: list[RoundResult] = []
         self.last_rounds = rounds
         try:
@@ -248,13 +249,12 @@ class ChatService:
         if verifier.output is None:
             return fallback_decision(verifier.failure or "verifier gave no output", gatekeeper)
         invocations = session.recorder.invocations()  # the stored rows, kept in memory
-        contract = split.contract  # the in-scope claims only: the verdict rests on them
         return derive_verdict(
             verifier.output,
             gatekeeper,
             verifier_input.tool_trace_summary,
             [row.id for row in invocations],
-            claims=contract.claims if contract is not None else (),
+            claims=split.contract.claims if split.contract is not None else (),  # in scope
             invocations=invocations,
             aliases=session.aliases,
             claims_set_aside=split.claims_set_aside,

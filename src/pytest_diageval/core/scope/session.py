@@ -141,14 +141,11 @@ def anchored(scope: ScopeContract, names: ScopeNames) -> ScopeContract:
     if scope.services or not scope.alerts:
         return scope
     owners = [s for alert in scope.alerts for s in names.alert_services.get(alert, ())]
-    services = [s for s in dict.fromkeys(owners) if s.casefold() not in _folded(scope.excluded)]
+    excluded = {item.casefold() for item in scope.excluded}
+    services = [s for s in dict.fromkeys(owners) if s.casefold() not in excluded]
     if not services:
         return scope
     return scope.model_copy(update={"services": services, "services_from_alerts": True})
-
-
-def _folded(items: Iterable[str]) -> set[str]:
-    return {item.casefold() for item in items}
 
 
 def decoding_scope(scope: ScopeContract, names: ScopeNames) -> DecodingScope:
