@@ -28,6 +28,14 @@ def _entry(report: dict[str, Any], scenario_id: str) -> dict[str, Any]:
     return next(e for e in report["scenarios"] if e["id"] == scenario_id)
 
 
+def _trail(entry: dict[str, Any]) -> list[str]:
+    """The audit trail of a report entry's result, line by line."""
+    data = copy.deepcopy(entry["result"])
+    for row in data["invocations"]:
+        row["duration_ms"] = 0  # the JSON report leaves wall-clock durations out
+    return audit_trail(ChatResult.model_validate(data)).splitlines()
+
+
 def test_the_json_summary_holds_the_scope_and_every_rounds_set_aside_claims(
     report: dict[str, Any],
 ) -> None:
@@ -46,11 +54,7 @@ def test_the_json_summary_holds_the_scope_and_every_rounds_set_aside_claims(
 def test_the_audit_trail_says_the_scope_and_each_set_aside_claim_with_its_rule(
     report: dict[str, Any],
 ) -> None:
-    data = copy.deepcopy(_entry(report, "scope-out-of-scope-verified-claim")["result"])
-    for row in data["invocations"]:
-        row["duration_ms"] = 0  # the JSON report leaves wall-clock durations out
-    result = ChatResult.model_validate(data)
-    lines = audit_trail(result).splitlines()
+    lines = _trail(_entry(report, "scope-out-of-scope-verified-claim"))
     assert lines[1] == (
         "scope: services order-service; alerts HighMemoryUsage; topics any; excluded none;"
         " narrow (只确认, 是否存在 highmemoryusage 告警); claim types observation,"
@@ -83,10 +87,7 @@ def test_services_the_question_did_not_name_say_they_are_its_alerts_own(
     scope (the world's alert catalog), in the audit trail and on the page."""
     entry = _entry(report, "scope-alert-names-its-service")
     assert entry["summary"]["scope"]["services_from_alerts"] is True
-    data = copy.deepcopy(entry["result"])
-    for row in data["invocations"]:
-        row["duration_ms"] = 0
-    lines = audit_trail(ChatResult.model_validate(data)).splitlines()
+    lines = _trail(entry)
     assert lines[1].startswith(
         "scope: services payment-service (the alerts' own); alerts HighCPUUsage;"
     )
@@ -115,12 +116,7 @@ def test_the_audit_trail_says_each_withheld_plan_step_and_refused_call() -> None
     plan = SHIPPED / "scope" / "plan-names-out-of-scope-service.yaml"
     refused = SHIPPED / "scope" / "out-of-scope-call-refused.yaml"
     entries = report_of([plan, refused])["scenarios"]
-    trails = {}
-    for entry in entries:
-        data = copy.deepcopy(entry["result"])
-        for row in data["invocations"]:
-            row["duration_ms"] = 0
-        trails[entry["id"]] = audit_trail(ChatResult.model_validate(data)).splitlines()
+    trails = {entry["id"]: _trail(entry) for entry in entries}
     (step,) = [
         line.strip()
         for line in trails["scope-plan-names-out-of-scope-service"]

@@ -23,6 +23,7 @@ __all__ = [
     "OUT_OF_SCOPE_CALL",
     "DecodingScope",
     "ScopeContract",
+    "excluded",
 ]
 
 ALL_CLAIM_TYPES: tuple[ClaimType, ...] = (
@@ -58,6 +59,12 @@ class ScopeContract(BaseModel):
         default_factory=list, description="The words that made it narrow, as written."
     )
     claim_types: list[ClaimType] = Field(default_factory=lambda: list(ALL_CLAIM_TYPES))
+
+
+def excluded(items: Sequence[str], name: str) -> bool:
+    """Whether ``name`` is among the excluded ``items``, case-insensitively (the one reading of an
+    exclusion by name, for the scope and for the decoding)."""
+    return name.casefold() in {item.casefold() for item in items}
 
 
 OUT_OF_SCOPE_CALL = "scope.out_of_scope_call"
@@ -157,7 +164,7 @@ class DecodingScope:
     def excludes(self, name: str) -> bool:
         """Whether the question excludes this service or alert (the scope keeps what it
         excludes normalised: ``排除 SlowResponse`` is ``slowresponse``)."""
-        return name.casefold() in {item.casefold() for item in self.excluded}
+        return excluded(self.excluded, name)
 
     def admits(self, invocation: ToolInvocation) -> bool:
         """Whether a binding may cite ``invocation`` (its arguments are inside the scope)."""

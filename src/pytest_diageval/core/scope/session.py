@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict
 
 from pytest_diageval.core.contract.contracts import Claim, ExecutorContract, FactChecked, Plan
-from pytest_diageval.core.contract.scope import DecodingScope, ScopeContract
+from pytest_diageval.core.contract.scope import DecodingScope, ScopeContract, excluded
 from pytest_diageval.core.scope.claims import (
     EXCLUDED_TOPIC,
     OUT_OF_SCOPE,
@@ -141,8 +141,7 @@ def anchored(scope: ScopeContract, names: ScopeNames) -> ScopeContract:
     if scope.services or not scope.alerts:
         return scope
     owners = [s for alert in scope.alerts for s in names.alert_services.get(alert, ())]
-    excluded = {item.casefold() for item in scope.excluded}
-    services = [s for s in dict.fromkeys(owners) if s.casefold() not in excluded]
+    services = [s for s in dict.fromkeys(owners) if not excluded(scope.excluded, s)]
     if not services:
         return scope
     return scope.model_copy(update={"services": services, "services_from_alerts": True})
