@@ -151,23 +151,32 @@ def test_without_a_report_option_the_check_records_are_not_held(
     result.stdout.fnmatch_lines(["*memory-low-confidence*LOW_CONFID*2/2*"])
 
 
+def _alive_scenarios() -> list[Any]:
+    from pytest_diageval.harness.format.scenario import Scenario
+
+    gc.collect()
+    return [obj for obj in gc.get_objects() if isinstance(obj, Scenario)]
+
+
 class CollectionWatcher:
     """At the end of collection: which parsed scenarios are alive, what the nodes hold."""
 
     def __init__(self, edit: Callable[[Path], None] | None = None) -> None:
         self.edit = edit
+        # Scenarios already alive are not this collection's: an earlier in-process run on this
+        # worker can outlive its test (a module it first imported keeps that run's assertion
+        # rewriting hook as its loader, and so that run's config, nodes and runs).
+        self.earlier = _alive_scenarios()
         self.parsed_alive: list[str] = []
         self.outlines: dict[str, Any] = {}
         self.item_markers: list[str] = []
         self.node_markers: dict[str, list[str]] = {}
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from pytest_diageval.harness.format.scenario import Scenario
-
         nodes = {item.parent.nodeid: item.parent for item in session.items}
-        gc.collect()
         ours = {node.outline.scenario_id for node in nodes.values()}
-        alive = (obj for obj in gc.get_objects() if isinstance(obj, Scenario))
+        earlier = {id(obj) for obj in self.earlier}  # held alive, so no id is reused
+        alive = (obj for obj in _alive_scenarios() if id(obj) not in earlier)
         self.parsed_alive = [obj.scenario_id for obj in alive if obj.scenario_id in ours]
         self.outlines = {node.name: node.outline for node in nodes.values()}
         self.item_markers = [mark.name for item in session.items for mark in item.own_markers]
