@@ -9,7 +9,10 @@ cassette holds every round of every sample), whether the model's output equals a
 * **calls**: an evidence tool call (name and arguments) equals an example's call; ``all calls``
   also counts rounds whose every call is one;
 * **claims**: a ``claim_text`` of the submitted contract equals an example's claim text;
-* **any**: one of the three.
+* **claim_facts**: a claim states a fact of an example's claim (a number or an entity, read as
+  the gatekeeper reads facts) that no tool output of the round showed: the copy that equality
+  misses ("payment-service 存在 HighCPUUsage 告警，队列积压 1840 条" keeps the example's 1840);
+* **any**: plan sentence, calls or claims (equal copies).
 
 The example values are read from the prompts, never typed here: by default from the system
 prompt each recorded request carried (what the model saw, so old cassettes are measured
@@ -34,6 +37,8 @@ from typing import Any
 
 import yaml
 
+from pytest_diageval.core.text.key_facts import extract
+
 ROOT = Path(__file__).resolve().parents[1]
 SUBMIT = "submit_evidence_contract"
 _CALL = re.compile(r"调用 (?:functions\.)?([a-z_]+)，参数\s*[:：]?\s*")
@@ -46,6 +51,7 @@ class Examples:
     sentences: tuple[str, ...]  # each example plan's sentence
     calls: tuple[str, ...]  # canonical JSON of each example evidence call
     claims: tuple[str, ...]  # each example claim text
+    claim_facts: frozenset[str] = frozenset()  # the numbers and entities they state
 
 
 @dataclass
@@ -54,6 +60,7 @@ class Round:
     plan: Any = None
     calls: list[tuple[str, Any]] = field(default_factory=list)
     claims: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)  # the tool outputs the model was shown
     planner_prompt: str = ""
     executor_prompt: str = ""
 
@@ -79,8 +86,17 @@ def examples_of(planner: str, executor: str) -> Examples:
             calls.append(canonical([match[1], value]))
     sentences = tuple(str(plan.get("plan", "")).strip() for plan in plans if plan)
     return Examples(
-        tuple(canonical(plan) for plan in plans if plan), sentences, tuple(calls), tuple(claims)
+        tuple(canonical(plan) for plan in plans if plan),
+        sentences,
+        tuple(calls),
+        tuple(claims),
+        frozenset().union(*(_facts(claim) for claim in claims)),
     )
+
+
+def _facts(text: str) -> frozenset[str]:
+    facts = extract(text)
+    return facts.numbers | facts.entities
 
 
 def _loads(text: str | None) -> Any:
@@ -122,6 +138,9 @@ def rounds_of(path: Path) -> list[Round]:
 
 def _add_executor_turn(current: Round, body: dict[str, Any], message: dict[str, Any]) -> None:
     current.executor_prompt = current.executor_prompt or _system_prompt(body)
+    for sent in body.get("messages", []):
+        if sent.get("role") == "tool" and sent.get("content") not in current.evidence:
+            current.evidence.append(str(sent.get("content")))
     for call in message.get("tool_calls") or []:
         name = call["function"]["name"]
         arguments = _loads(call["function"]["arguments"])
@@ -147,6 +166,7 @@ class Tally:
     calls: int = 0
     all_calls: int = 0
     claims: int = 0
+    claim_facts: int = 0
     any: int = 0
 
     def add(self, found: dict[str, bool]) -> None:
@@ -162,12 +182,16 @@ def copied(current: Round, examples: Examples) -> dict[str, bool]:
     )
     hits = [canonical([name, args]) in examples.calls for name, args in current.calls]
     claims = any(text.strip() in {c.strip() for c in examples.claims} for text in current.claims)
+    shown = frozenset().union(*(_facts(output) for output in current.evidence))
+    unshown = examples.claim_facts - shown
+    claim_facts = any(_facts(text) & unshown for text in current.claims)
     return {
         "plan": plan,
         "plan_sentence": sentence,
         "calls": any(hits),
         "all_calls": bool(hits) and all(hits),
         "claims": claims,
+        "claim_facts": claim_facts,
         "any": sentence or any(hits) or claims,
     }
 
@@ -187,7 +211,7 @@ def measure(paths: Iterable[Path], prompts: Path | None) -> dict[str, Tally]:
 
 
 def report(tallies: dict[str, Tally]) -> str:
-    keys = ("plan", "plan_sentence", "calls", "all_calls", "claims", "any")
+    keys = ("plan", "plan_sentence", "calls", "all_calls", "claims", "claim_facts", "any")
     lines = ["| cassette | rounds | " + " | ".join(keys) + " |", "|---" * (len(keys) + 2) + "|"]
     total = Tally()
     for name, tally in sorted(tallies.items()):
