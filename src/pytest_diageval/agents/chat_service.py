@@ -14,7 +14,8 @@ The scope is read once from the query and the world's names (an alert's services
 persisted (``self_evaluation.scope_contract``; set-aside claims in ``verifier_evaluation``), and
 narrows what the executor may generate (``DecodingScope``).
 
-Everything is persisted as it happens (agent steps, tool rows, verifier and rule evaluations).
+Everything is persisted as it happens (agent steps, ``agent_steps``; tool rows; verifier and
+rule evaluations).
 An LLM that answers nothing usable ends the session as an error in the store, never a PASS;
 no model output makes ``run`` raise (an absurd id or path is a gatekeeper reject); should a
 bug raise anyway, the session row is closed with ``status="error"`` before it propagates.
@@ -26,9 +27,10 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
+from pytest_diageval.agents.agent_steps import persist_executor, persist_planner, persist_verifier
 from pytest_diageval.agents.executor import ExecutorBudget, ExecutorRun, run_executor
 from pytest_diageval.agents.llm import LLM, LLMUnavailable
-from pytest_diageval.agents.planner import PlannerRun, run_planner
+from pytest_diageval.agents.planner import run_planner
 from pytest_diageval.agents.prompts import example_subjects
 from pytest_diageval.agents.results import ChatResult, RoundResult
 from pytest_diageval.agents.verifier import VerifierRun, run_verifier
@@ -61,7 +63,6 @@ from pytest_diageval.core.judge.verdict import VerdictDecision, derive_verdict, 
 from pytest_diageval.core.scope.session import (
     ScopeNames,
     ScopeSplit,
-    SetAsidePlanStep,
     checked_plan,
     decoding_scope,
     is_off_scope,
@@ -158,7 +159,7 @@ class ChatService:
             session.llm, session.query, round=round_number, retry_context=retry_context
         )
         plan, plan_set_aside = checked_plan(planner.plan, session.scope, session.names)
-        self._persist_planner(session, round_number, planner, plan_set_aside)
+        persist_planner(self.store, session.session_id, round_number, planner, plan_set_aside)
         executor = run_executor(
             session.llm,
             session.recorder,
@@ -170,7 +171,7 @@ class ChatService:
             tools=session.tools,
             scope=session.decoding,
         )
-        self._persist_executor(session, round_number, executor)
+        persist_executor(self.store, session.session_id, round_number, executor, session.query)
         gatekeeper = self._gatekeep(session, executor)
         summary = ToolTraceSummaryService(self.store).build(session.session_id)
         verifier_input = VerifierInput(
@@ -183,7 +184,7 @@ class ChatService:
             retry_context=retry_context,
         )
         verifier = run_verifier(session.llm, verifier_input, round=round_number)
-        self._persist_verifier(session, round_number, verifier)
+        persist_verifier(self.store, session.session_id, round_number, verifier)
         split = split_claims(executor.contract, session.scope, session.names)
         decision = self._decide(session, verifier, verifier_input, split)
         route = decide_route(
@@ -278,52 +279,6 @@ class ChatService:
             return None
         unscoped = ScopeSplit(verifier_input.executor_structured_output, [], [])
         return self._decide(session, verifier, verifier_input, unscoped).facts
-
-    # ------------------------------------------------------------------ persistence
-
-    def _persist_planner(
-        self,
-        session: _Session,
-        round_number: int,
-        run: PlannerRun,
-        set_aside: list[SetAsidePlanStep],
-    ) -> None:
-        output = {
-            "plan": None if run.plan is None else run.plan.model_dump(),
-            "error": run.error,
-            "reasks": list(run.reasks),
-            "scope_set_aside": [item.model_dump() for item in set_aside],
-        }
-        self._persist_step(session, round_number, "planner", {"messages": run.messages}, output)
-
-    def _persist_executor(self, session: _Session, round_number: int, run: ExecutorRun) -> None:
-        output = {
-            "final_answer": run.final_answer,
-            "parse_status": run.parse_status.model_dump(),
-            "tool_calls": [call.model_dump() for call in run.tool_calls],
-            "turns": run.turns,
-            "budget_exhausted": run.budget_exhausted,
-            "stop_reason": run.stop_reason,
-        }
-        self._persist_step(session, round_number, "executor", {"query": session.query}, output)
-
-    def _persist_verifier(self, session: _Session, round_number: int, run: VerifierRun) -> None:
-        output = {
-            "verifier_output": None if run.output is None else run.output.model_dump(),
-            "failure": run.failure,
-            # Why each re-ask was made (a cut-off one says so): an answer that parsed after a
-            # re-ask leaves no other trace.
-            "reasks": list(run.reasks),
-        }
-        self._persist_step(session, round_number, "verifier", {"messages": run.messages}, output)
-
-    def _persist_step(
-        self, session: _Session, round_number: int, agent: str, input: Any, output: Any
-    ) -> None:
-        """One agent step row (an agent's run in one round); bumps ``step_count``."""
-        self.store.add_agent_step(
-            session.session_id, round=round_number, agent=agent, input=input, output=output
-        )
 
     # ------------------------------------------------------------------ endings
 
