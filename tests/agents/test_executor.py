@@ -208,7 +208,7 @@ def test_injected_closing_tag_inside_tool_output_cannot_end_the_data_block() -> 
 def test_arguments_that_are_not_json_are_an_error_for_the_model_not_a_crash() -> None:
     from types import SimpleNamespace
 
-    from pytest_diageval.agents.executor import _run_tool_call
+    from pytest_diageval.agents.tool_calls import run_tool_call
 
     store = Store()
     store.create_session("s", "q", "2026-07-08T11:17:00+08:00")
@@ -216,7 +216,7 @@ def test_arguments_that_are_not_json_are_an_error_for_the_model_not_a_crash() ->
     call = SimpleNamespace(
         id="call_1", function=SimpleNamespace(name="query_logs", arguments='{"service": ')
     )
-    record, reply, refused = _run_tool_call(recorder, call, 1, 0, ExecutorBudget())
+    record, reply, refused = run_tool_call(recorder, call, 1, 0, ExecutorBudget().max_tool_calls)
     assert refused
     assert record.invocation_id is None
     assert "arguments of query_logs are not a JSON object" in (record.error or "")

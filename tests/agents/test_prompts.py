@@ -23,10 +23,10 @@ import jsonschema
 import pytest
 import yaml
 
-from pytest_diageval.agents.executor import _tool_reply
 from pytest_diageval.agents.grader import GRADER_REASON_CHARS, GRADER_REASONS_MAX, GraderOutput
 from pytest_diageval.agents.prompts import load_prompt
 from pytest_diageval.agents.structured_output import structured_request
+from pytest_diageval.agents.tool_calls import tool_reply
 from pytest_diageval.core.contract.contracts import (
     PLAN_STEPS_MAX,
     ExecutorContract,
@@ -288,7 +288,7 @@ def _example_session(example: Example) -> Store:
     store = Store()
     store.create_session("s", example.query, EXAMPLE_WORLD.now.isoformat())
     recorder = ToolInvocationRecorder(store, Toolbox(EXAMPLE_WORLD), "s")
-    replies = [_tool_reply(recorder.call(name, args, round=1)) for name, args in example.calls]
+    replies = [tool_reply(recorder.call(name, args, round=1)) for name, args in example.calls]
     for reply, excerpt in zip(replies, example.shown, strict=True):
         real = json.loads(SHOWN_OUTPUT.fullmatch(reply)[3])  # type: ignore[index]
         assert {key: real[key] for key in excerpt} == excerpt

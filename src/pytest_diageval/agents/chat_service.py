@@ -14,8 +14,7 @@ The scope is read once from the query and the world's names (an alert's services
 persisted (``self_evaluation.scope_contract``; set-aside claims in ``verifier_evaluation``), and
 narrows what the executor may generate (``DecodingScope``).
 
-Everything is persisted as it happens (agent steps, ``agent_steps``; tool rows; verifier and
-rule evaluations).
+Everything is persisted as it happens (agent steps, tool rows, verifier and rule evaluations).
 An LLM that answers nothing usable ends the session as an error in the store, never a PASS;
 no model output makes ``run`` raise (an absurd id or path is a gatekeeper reject); should a
 bug raise anyway, the session row is closed with ``status="error"`` before it propagates.
@@ -27,7 +26,6 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from pytest_diageval.agents.agent_steps import persist_executor, persist_planner, persist_verifier
 from pytest_diageval.agents.executor import ExecutorBudget, ExecutorRun, run_executor
 from pytest_diageval.agents.llm import LLM, LLMUnavailable
 from pytest_diageval.agents.planner import run_planner
@@ -159,7 +157,8 @@ class ChatService:
             session.llm, session.query, round=round_number, retry_context=retry_context
         )
         plan, plan_set_aside = checked_plan(planner.plan, session.scope, session.names)
-        persist_planner(self.store, session.session_id, round_number, planner, plan_set_aside)
+        planner_output = planner.step_output(plan_set_aside)
+        self._persist_step(session, round_number, "planner", planner.messages, planner_output)
         executor = run_executor(
             session.llm,
             session.recorder,
@@ -171,7 +170,7 @@ class ChatService:
             tools=session.tools,
             scope=session.decoding,
         )
-        persist_executor(self.store, session.session_id, round_number, executor, session.query)
+        self._persist_step(session, round_number, "executor", None, executor.step_output())
         gatekeeper = self._gatekeep(session, executor)
         summary = ToolTraceSummaryService(self.store).build(session.session_id)
         verifier_input = VerifierInput(
@@ -184,7 +183,9 @@ class ChatService:
             retry_context=retry_context,
         )
         verifier = run_verifier(session.llm, verifier_input, round=round_number)
-        persist_verifier(self.store, session.session_id, round_number, verifier)
+        self._persist_step(
+            session, round_number, "verifier", verifier.messages, verifier.step_output()
+        )
         split = split_claims(executor.contract, session.scope, session.names)
         decision = self._decide(session, verifier, verifier_input, split)
         route = decide_route(
@@ -279,6 +280,22 @@ class ChatService:
             return None
         unscoped = ScopeSplit(verifier_input.executor_structured_output, [], [])
         return self._decide(session, verifier, verifier_input, unscoped).facts
+
+    def _persist_step(
+        self,
+        session: _Session,
+        round_number: int,
+        agent: str,
+        messages: list[dict[str, str]] | None,
+        output: dict[str, Any],
+    ) -> None:
+        """One agent step row (an agent's run in one round); bumps ``step_count``. The
+        executor's input is the query (its messages carry the tool outputs, which are rows of
+        their own), the other stages' their messages."""
+        input = {"query": session.query} if messages is None else {"messages": messages}
+        self.store.add_agent_step(
+            session.session_id, round=round_number, agent=agent, input=input, output=output
+        )
 
     # ------------------------------------------------------------------ endings
 

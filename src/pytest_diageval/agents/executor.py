@@ -29,6 +29,8 @@ runs: it gets no invocation id, so nothing can cite it; its reply and its ``erro
 with the executor's step) start with ``scope.out_of_scope_call``; a verbatim repeat stops the
 loop like any refused call.
 
+Each call is run, refused or answered as a repeat by :mod:`.tool_calls`.
+
 The last two end with one request that forces ``submit_evidence_contract`` (and offers nothing
 else). The contract is parsed once and never re-asked (the executor's re-ask count is 0): a
 parse failure is recorded and the flow goes on (the verifier falls back to the raw text).
@@ -36,7 +38,6 @@ parse failure is recorded and the flow goes on (the verifier falls back to the r
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -46,6 +47,7 @@ from pydantic import ValidationError
 from pytest_diageval.agents.llm import LLM, assistant_message
 from pytest_diageval.agents.prompts import load_prompt, wrap_data
 from pytest_diageval.agents.results import ToolCallSummary
+from pytest_diageval.agents.tool_calls import REPEATED_CALL_STOP, REPEATED_ERROR_STOP, ToolCallLoop
 from pytest_diageval.core.contract.claim_ids import renumber_repeated_claim_ids
 from pytest_diageval.core.contract.contracts import (
     ExecutorContract,
@@ -56,17 +58,8 @@ from pytest_diageval.core.contract.contracts import (
 )
 from pytest_diageval.core.contract.schema import SUBMIT_CONTRACT_FUNCTION, submit_contract_tool
 from pytest_diageval.core.contract.scope import DecodingScope
-from pytest_diageval.core.evidence.recorder import (
-    EVIDENCE_LIST_KEYS,
-    RecordedCall,
-    ToolInvocationRecorder,
-)
-from pytest_diageval.core.evidence.store import stable_json
-from pytest_diageval.core.evidence.tools import (
-    TOOL_DEFINITIONS,
-    ToolArgumentError,
-    UnknownToolError,
-)
+from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
+from pytest_diageval.core.evidence.tools import TOOL_DEFINITIONS
 
 __all__ = [
     "BUDGET_EXHAUSTED_NOTICE",
@@ -87,15 +80,6 @@ BUDGET_EXHAUSTED_NOTICE = (
 REPEATED_ERROR_NOTICE = (
     "上一个工具调用与之前的调用完全相同，取证已停止。请只根据以上 <tool_output> 中的证据，"
     f"调用 {SUBMIT_CONTRACT_FUNCTION} 提交最终的证据归因契约。"
-)
-REPEATED_ERROR_STOP = "executor.repeated_argument_error"
-"""The audited name of the stop; the tool reply of the repeated call starts with it."""
-REPEATED_CALL_STOP = "executor.repeated_call"
-"""The same for a verbatim repeat of a call that completed (its result is already there)."""
-_SUBMIT_INSTRUCTION = f"请根据已有证据调用 {SUBMIT_CONTRACT_FUNCTION} 提交契约。"
-_REPEAT_INSTRUCTION = (
-    "这与之前一次失败的调用完全相同（工具名与参数一字不差）。不要重复：改正参数"
-    f"（按工具的参数说明），或调用 {SUBMIT_CONTRACT_FUNCTION} 提交契约。"
 )
 
 StopReason = Literal[
@@ -127,6 +111,17 @@ class ExecutorRun:
     def budget_exhausted(self) -> bool:
         return self.stop_reason == "budget_exhausted"
 
+    def step_output(self) -> dict[str, Any]:
+        """The executor's ``agent_step`` output: its answer, calls and why the loop stopped."""
+        return {
+            "final_answer": self.final_answer,
+            "parse_status": self.parse_status.model_dump(),
+            "tool_calls": [call.model_dump() for call in self.tool_calls],
+            "turns": self.turns,
+            "budget_exhausted": self.budget_exhausted,
+            "stop_reason": self.stop_reason,
+        }
+
 
 def executor_messages(
     query: str, plan: Plan | None, retry_context: RetryContext | None
@@ -157,7 +152,7 @@ def run_executor(
     """One executor loop; ``tools`` are the evidence tools offered (the session's, narrowed),
     ``scope`` what the question lets the calls and the contract be about."""
     messages = executor_messages(query, plan, retry_context)
-    loop = _Loop(recorder, round, budget, scope)
+    loop = ToolCallLoop(recorder, round, budget.max_tool_calls, scope)
     stop: StopReason = "budget_exhausted"
     turn = 0
     for turn in range(1, budget.max_turns + 1):
@@ -246,140 +241,6 @@ def _submitted_arguments(message: Any) -> str | None:
         if function is not None and function.name == SUBMIT_CONTRACT_FUNCTION:
             return str(function.arguments or "")
     return None
-
-
-class _Loop:
-    """The tool calls of one executor loop: runs them and notices a verbatim repeat."""
-
-    def __init__(
-        self,
-        recorder: ToolInvocationRecorder,
-        round: int,
-        budget: ExecutorBudget,
-        scope: DecodingScope,
-    ):
-        self.recorder = recorder
-        self.round = round
-        self.budget = budget
-        self.scope = scope
-        self.calls: list[ToolCallSummary] = []
-        self.stop: StopReason | None = None
-        self._refused: set[str] = set()
-        self._answered: dict[str, int] = {}  # signature -> invocation id of a completed call
-
-    def answer(self, tool_call: Any) -> dict[str, Any]:
-        """Run one call (or refuse it) and return the ``role: tool`` message answering it."""
-        name = tool_call.function.name
-        raw_arguments = tool_call.function.arguments or "{}"
-        signature = f"{name}\n{raw_arguments.strip()}"
-        within_budget = len(self.calls) < self.budget.max_tool_calls
-        if within_budget and signature in self._refused:
-            self.stop = "repeated_argument_error"
-            record, reply = _repeat_reply(tool_call.id, name, raw_arguments, None)
-        elif within_budget and signature in self._answered:
-            self.stop = "repeated_call"
-            earlier = self._answered[signature]
-            record, reply = _repeat_reply(tool_call.id, name, raw_arguments, earlier)
-        else:
-            record, reply, refused = _run_tool_call(
-                self.recorder, tool_call, self.round, len(self.calls), self.budget, self.scope
-            )
-            if refused:
-                self._refused.add(signature)
-            elif record.invocation_id is not None:
-                self._answered[signature] = record.invocation_id
-        self.calls.append(record)
-        return {"role": "tool", "tool_call_id": tool_call.id, "content": reply}
-
-
-def _repeat_reply(
-    call_id: str, name: str, raw_arguments: str, earlier: int | None
-) -> tuple[ToolCallSummary, str]:
-    """The answer to a verbatim repeat: not run again; the error or the earlier result."""
-    if earlier is None:
-        error = f"{REPEATED_ERROR_STOP}: {_REPEAT_INSTRUCTION}"
-    else:
-        error = (
-            f"{REPEATED_CALL_STOP}: 与第 {earlier} 次取证调用（source_invocation_id={earlier}）"
-            f"完全相同，结果见上方 <tool_output>；不再重复执行。{_SUBMIT_INSTRUCTION}"
-        )
-    return _error_reply(call_id, name, raw_arguments, error)
-
-
-def _run_tool_call(
-    recorder: ToolInvocationRecorder,
-    tool_call: Any,
-    round: int,
-    calls_so_far: int,
-    budget: ExecutorBudget,
-    scope: DecodingScope = _FULL_SCOPE,
-) -> tuple[ToolCallSummary, str, bool]:
-    """Run one call: its summary, the reply text, and whether its arguments were refused."""
-    name = tool_call.function.name
-    raw_arguments = tool_call.function.arguments or "{}"
-    try:
-        arguments = json.loads(raw_arguments)
-        if not isinstance(arguments, dict):
-            raise ValueError("arguments must be a JSON object")
-    except ValueError as exc:
-        error = f"arguments of {name} are not a JSON object: {exc}"
-        return (*_error_reply(tool_call.id, name, raw_arguments, error), True)
-    if calls_so_far >= budget.max_tool_calls:
-        error = f"tool-call budget of {budget.max_tool_calls} exhausted; {name} was not run"
-        return (*_error_reply(tool_call.id, name, arguments, error), False)
-    refusal = scope.refusal(arguments)
-    if refusal is not None:  # never run: no row, no id, nothing a binding could cite
-        return (*_error_reply(tool_call.id, name, arguments, refusal), True)
-    try:
-        recorded = recorder.call(name, arguments, round=round)
-    except (UnknownToolError, ToolArgumentError) as exc:
-        return (*_error_reply(tool_call.id, name, arguments, str(exc)), True)
-    record = ToolCallSummary(
-        call_id=tool_call.id,
-        name=name,
-        arguments=arguments,
-        invocation_id=recorded.invocation_id,
-        error=recorded.error_message,
-    )
-    return record, _tool_reply(recorded), False
-
-
-def _tool_reply(recorded: RecordedCall) -> str:
-    """The tool message: the output as data, with the id and the refs the model may cite."""
-    if recorded.invocation_id is None:  # a helper tool: data, but nothing to cite
-        return wrap_data("tool_output", stable_json(recorded.output), tool_name=recorded.tool_name)
-    payload: dict[str, Any] = {
-        "source_invocation_id": recorded.invocation_id,
-        "tool_name": recorded.tool_name,
-        "success": recorded.success,
-        "evidence_status": recorded.evidence_status,
-        "evidence_refs": [ref.model_dump() for ref in recorded.evidence_refs],
-    }
-    if recorded.success and recorded.output is not None:
-        # The cited items are already in evidence_refs; sending them twice only costs context.
-        payload["output"] = {
-            key: value for key, value in recorded.output.items() if key not in EVIDENCE_LIST_KEYS
-        }
-    else:
-        payload["error"] = recorded.error_message
-    return wrap_data(
-        "tool_output",
-        stable_json(payload),
-        source_invocation_id=recorded.invocation_id,
-        tool_name=recorded.tool_name,
-    )
-
-
-def _error_reply(
-    call_id: str, name: str, arguments: dict[str, Any] | str, error: str
-) -> tuple[ToolCallSummary, str]:
-    record = ToolCallSummary(
-        call_id=call_id, name=name, arguments=arguments, invocation_id=None, error=error
-    )
-    reply = wrap_data(
-        "tool_output", stable_json({"success": False, "error": error}), tool_name=name
-    )
-    return record, reply
 
 
 def _strip_code_fence(text: str) -> str:

@@ -7,7 +7,11 @@ failure is kept for the audit.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
 
 from pytest_diageval.agents.llm import LLM, StructuredOutputError
 from pytest_diageval.agents.prompts import load_prompt, wrap_data
@@ -23,6 +27,15 @@ class PlannerRun:
     messages: list[dict[str, str]]
     reasks: list[str] = field(default_factory=list)
     """Why each re-ask was made (an answer cut at max_tokens says so), for the audit."""
+
+    def step_output(self, set_aside: Sequence[BaseModel]) -> dict[str, Any]:
+        """The planner's ``agent_step`` output, with the steps the scope withheld."""
+        return {
+            "plan": None if self.plan is None else self.plan.model_dump(),
+            "error": self.error,
+            "reasks": list(self.reasks),
+            "scope_set_aside": [item.model_dump() for item in set_aside],
+        }
 
 
 def planner_messages(query: str, retry_context: RetryContext | None) -> list[dict[str, str]]:

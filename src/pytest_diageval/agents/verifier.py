@@ -33,6 +33,15 @@ class VerifierRun:
     reasks: list[str] = field(default_factory=list)
     """Why each re-ask was made (``attempt 1: the answer was cut off …``), for the audit."""
 
+    def step_output(self) -> dict[str, Any]:
+        """The verifier's ``agent_step`` output: an answer that parsed after a re-ask leaves
+        no other trace of the re-ask than ``reasks``."""
+        return {
+            "verifier_output": None if self.output is None else self.output.model_dump(),
+            "failure": self.failure,
+            "reasks": list(self.reasks),
+        }
+
 
 def verifier_messages(verifier_input: VerifierInput) -> list[dict[str, str]]:
     payload = stable_json(verifier_view(verifier_input))
