@@ -157,8 +157,9 @@ class ChatService:
             session.llm, session.query, round=round_number, retry_context=retry_context
         )
         plan, plan_set_aside = checked_plan(planner.plan, session.scope, session.names)
-        planner_output = planner.step_output(plan_set_aside)
-        self._persist_step(session, round_number, "planner", planner.messages, planner_output)
+        self._persist_step(
+            session, round_number, "planner", planner.messages, planner.step_output(plan_set_aside)
+        )
         executor = run_executor(
             session.llm,
             session.recorder,
@@ -289,9 +290,10 @@ class ChatService:
         messages: list[dict[str, str]] | None,
         output: dict[str, Any],
     ) -> None:
-        """One agent step row (an agent's run in one round); bumps ``step_count``. The
-        executor's input is the query (its messages carry the tool outputs, which are rows of
-        their own), the other stages' their messages."""
+        """One agent step row (an agent's run in one round); bumps ``step_count``.
+
+        Its input is the stage's messages; the executor's (``messages=None``) is the query, as
+        its messages carry the tool outputs, which are rows of their own."""
         input = {"query": session.query} if messages is None else {"messages": messages}
         self.store.add_agent_step(
             session.session_id, round=round_number, agent=agent, input=input, output=output

@@ -47,7 +47,12 @@ from pydantic import ValidationError
 from pytest_diageval.agents.llm import LLM, assistant_message
 from pytest_diageval.agents.prompts import load_prompt, wrap_data
 from pytest_diageval.agents.results import ToolCallSummary
-from pytest_diageval.agents.tool_calls import REPEATED_CALL_STOP, REPEATED_ERROR_STOP, ToolCallLoop
+from pytest_diageval.agents.tool_calls import (
+    FULL_SCOPE,
+    REPEATED_CALL_STOP,
+    REPEATED_ERROR_STOP,
+    ToolCallLoop,
+)
 from pytest_diageval.core.contract.claim_ids import renumber_repeated_claim_ids
 from pytest_diageval.core.contract.contracts import (
     ExecutorContract,
@@ -86,7 +91,6 @@ StopReason = Literal[
     "submitted", "message", "budget_exhausted", "repeated_argument_error", "repeated_call"
 ]
 _REQUIRED = "required"
-_FULL_SCOPE = DecodingScope()  # a broad question: today's enums, every type, every invocation
 _FORCE_SUBMIT = {"type": "function", "function": {"name": SUBMIT_CONTRACT_FUNCTION}}
 
 
@@ -147,7 +151,7 @@ def run_executor(
     retry_context: RetryContext | None = None,
     budget: ExecutorBudget = ExecutorBudget(),
     tools: Sequence[Mapping[str, Any]] = TOOL_DEFINITIONS,
-    scope: DecodingScope = _FULL_SCOPE,
+    scope: DecodingScope = FULL_SCOPE,
 ) -> ExecutorRun:
     """One executor loop; ``tools`` are the evidence tools offered (the session's, narrowed),
     ``scope`` what the question lets the calls and the contract be about."""

@@ -28,6 +28,7 @@ from pytest_diageval.core.evidence.store import stable_json
 from pytest_diageval.core.evidence.tools import ToolArgumentError, UnknownToolError
 
 __all__ = [
+    "FULL_SCOPE",
     "REPEATED_CALL_STOP",
     "REPEATED_ERROR_STOP",
     "LoopStop",
@@ -47,7 +48,7 @@ _REPEAT_INSTRUCTION = (
 )
 
 LoopStop = Literal["repeated_argument_error", "repeated_call"]
-_FULL_SCOPE = DecodingScope()  # a broad question: today's enums, every type, every invocation
+FULL_SCOPE = DecodingScope()  # a broad question: today's enums, every type, every invocation
 
 
 class ToolCallLoop:
@@ -119,7 +120,7 @@ def run_tool_call(
     round: int,
     calls_so_far: int,
     max_tool_calls: int,
-    scope: DecodingScope = _FULL_SCOPE,
+    scope: DecodingScope = FULL_SCOPE,
 ) -> tuple[ToolCallSummary, str, bool]:
     """Run one call: its summary, the reply text, and whether its arguments were refused."""
     name = tool_call.function.name
