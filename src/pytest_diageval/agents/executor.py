@@ -51,6 +51,7 @@ from pytest_diageval.agents.tool_calls import (
     FULL_SCOPE,
     REPEATED_CALL_STOP,
     REPEATED_ERROR_STOP,
+    LoopStop,
     ToolCallLoop,
 )
 from pytest_diageval.core.contract.claim_ids import renumber_repeated_claim_ids
@@ -87,9 +88,7 @@ REPEATED_ERROR_NOTICE = (
     f"调用 {SUBMIT_CONTRACT_FUNCTION} 提交最终的证据归因契约。"
 )
 
-StopReason = Literal[
-    "submitted", "message", "budget_exhausted", "repeated_argument_error", "repeated_call"
-]
+StopReason = Literal["submitted", "message", "budget_exhausted", LoopStop]
 _REQUIRED = "required"
 _FORCE_SUBMIT = {"type": "function", "function": {"name": SUBMIT_CONTRACT_FUNCTION}}
 
