@@ -23,6 +23,7 @@ bug raise anyway, the session row is closed with ``status="error"`` before it pr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from itertools import chain
 from typing import Any
 
@@ -310,6 +311,9 @@ class ChatService:
             contract=split_claims(last.executor_contract, session.scope, session.names).contract,
             executor_final_answer=last.executor_final_answer,
             gatekeeper=last.gatekeeper,
+            invocations=session.recorder.invocations(),
+            question=session.query,
+            zone=datetime.fromisoformat(session.now).tzinfo,
             off_scope=lambda text: is_off_scope(text, session.scope, session.names),
         )
         answer = composition.answer

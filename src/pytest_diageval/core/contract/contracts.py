@@ -48,6 +48,7 @@ __all__ = [
     "Claim",
     "ClaimType",
     "EvidenceBinding",
+    "EvidenceItem",
     "EvidenceLevel",
     "EvidenceRef",
     "EvidenceStatus",
@@ -250,10 +251,23 @@ class EvidenceRef(_CodeOutput):
     text: str
 
 
+class EvidenceItem(_CodeOutput):
+    """One citable item of an invocation's output, field by field as the tool returned it.
+
+    The answer's confirmed part is rendered from these fields by code (never from a claim's
+    text); ``raw_path`` is the item's :class:`EvidenceRef` path. Kept in the audit row only:
+    the model is shown the refs, never these."""
+
+    raw_path: str
+    fields: dict[str, Any]
+
+
 class RetrievalDetails(_CodeOutput):
     evidence_status: EvidenceStatus
     # None means the row predates evidence refs (a legacy row); [] means none were usable.
     evidence_refs: list[EvidenceRef] | None = None
+    # The cited items' own fields, parallel to evidence_refs; None on rows made without them.
+    evidence_items: list[EvidenceItem] | None = None
     total: int | None = None
     retrieval_layer: str | None = None
     l0_count: int | None = None

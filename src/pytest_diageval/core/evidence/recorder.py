@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 from pytest_diageval.core.contract.contracts import (
     EVIDENCE_TOOLS,
+    EvidenceItem,
     EvidenceRef,
     EvidenceStatus,
     RetrievalDetails,
@@ -50,6 +51,7 @@ __all__ = [
     "RecordedCall",
     "ToolCaller",
     "ToolInvocationRecorder",
+    "extract_evidence_items",
     "extract_evidence_refs",
 ]
 
@@ -161,6 +163,32 @@ _TEXT_BUILDERS: dict[str, Callable[[Mapping[str, Any]], str | None]] = {
 }
 
 
+def _usable_items(tool_name: str, output: Any) -> list[tuple[str, Mapping[str, Any], str]]:
+    """``(raw_path, item, ref text)`` of each usable item of an evidence tool's output."""
+    key = EVIDENCE_LIST_KEYS.get(tool_name)
+    if key is None or not isinstance(output, Mapping):
+        return []
+    items = output.get(key)
+    if not isinstance(items, list):
+        return []
+    build = _TEXT_BUILDERS[tool_name]
+    usable = []
+    for index, item in enumerate(items):
+        text = build(item) if isinstance(item, Mapping) else None
+        if text:
+            usable.append((f"$.{key}[{index}]", item, text))
+    return usable
+
+
+def extract_evidence_items(tool_name: str, output: Any) -> list[EvidenceItem]:
+    """The fields of the items :func:`extract_evidence_refs` makes refs of, by the same path
+    (JSON values, as ``stable_json`` writes them back)."""
+    return [
+        EvidenceItem(raw_path=path, fields=json.loads(stable_json(dict(item))))
+        for path, item, _ in _usable_items(tool_name, output)
+    ]
+
+
 def extract_evidence_refs(tool_name: str, output: Any) -> list[EvidenceRef]:
     """One ``EvidenceRef`` per usable item of an evidence tool's output list.
 
@@ -170,19 +198,9 @@ def extract_evidence_refs(tool_name: str, output: Any) -> list[EvidenceRef]:
     copies concrete fields only, in full. Helper or unknown tools and outputs without the
     expected list give ``[]``.
     """
-    key = EVIDENCE_LIST_KEYS.get(tool_name)
-    if key is None or not isinstance(output, Mapping):
-        return []
-    items = output.get(key)
-    if not isinstance(items, list):
-        return []
-    build = _TEXT_BUILDERS[tool_name]
-    refs = []
-    for index, item in enumerate(items):
-        text = build(item) if isinstance(item, Mapping) else None
-        if text:
-            refs.append(EvidenceRef(raw_path=f"$.{key}[{index}]", text=text))
-    return refs
+    return [
+        EvidenceRef(raw_path=path, text=text) for path, _, text in _usable_items(tool_name, output)
+    ]
 
 
 # --------------------------------------------------------------------------- retrieval details
@@ -233,6 +251,7 @@ def _success_details(
     return RetrievalDetails(
         evidence_status=_evidence_status(output, refs),
         evidence_refs=list(refs),
+        evidence_items=extract_evidence_items(tool_name, output),
         total=_int_or_none(output.get("total")),
         **extra,
     )
