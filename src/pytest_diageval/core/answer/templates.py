@@ -133,9 +133,7 @@ def disclaimer_answer(
     parts = [wording.disclaimer]
     if any(o.rule == "verifier.fallback" for o in decision.overrides):
         parts.append(wording.verifier_fallback_notice)
-    parts.append(
-        section(wording.confirmed_heading, confirmed) if confirmed else wording.no_findings
-    )
+    parts.append("\n".join(confirmed) if confirmed else wording.no_findings)
     gaps = _gap_lines(decision, contract, wording)
     if gaps:
         parts.append(section(wording.evidence_gaps_heading, gaps))

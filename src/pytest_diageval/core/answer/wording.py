@@ -46,6 +46,8 @@ class Wording:
     zone_note: str
     fallback_next_steps: tuple[str, ...]
     claim_types: Mapping[str, str]
+    """The executor's type label (a closed enum) -> the word printed; an unknown one is
+    never printed."""
     states: Mapping[str, str]
     alert: str
     log: str
@@ -142,7 +144,7 @@ ZH = Wording(
     no_gaps="（核验未列出具体的证据缺口。）",
     verifier_fallback_notice="（核验步骤未能完成，本次回答中的任何结论都未经核验。）",
     no_direct_answer="（执行器未给出可展示的回答。）",
-    claim_gap="{code_id}（执行器标为{claim_type}）缺少工具证据",
+    claim_gap="{code_id}（{claim_type}）缺少工具证据",
     fact_gap="核验列出的一条声明之外的事实缺少工具证据",
     no_claim_in_scope_gap="执行器的声明都超出了问题的范围，问题范围内的事实没有工具证据",
     left_out_claims="未通过核验、未列入的声明：{ids}。",
@@ -153,12 +155,7 @@ ZH = Wording(
         "检索相关服务在告警时间窗口内的错误与警告日志。",
         "查阅知识库中对应告警的排查手册，确认还需要收集哪些证据。",
     ),
-    claim_types={
-        "observation": "观察",
-        "negative_observation": "未发现类观察",
-        "root_cause": "根因",
-        "risk": "风险",
-    },
+    claim_types={t: t for t in ("observation", "negative_observation", "root_cause", "risk")},
     states={"firing": "触发中", "resolved": "已恢复", "pending": "待触发"},
     alert="告警",
     log="日志",
@@ -213,7 +210,7 @@ EN = Wording(
     no_gaps="(The checks listed no specific evidence gap.)",
     verifier_fallback_notice="(The verification step did not complete: nothing here is verified.)",
     no_direct_answer="(The executor gave no answer that can be shown.)",
-    claim_gap="{code_id} (labelled {claim_type} by the executor) has no tool evidence",
+    claim_gap="{code_id} ({claim_type}) has no tool evidence",
     fact_gap="A fact outside the claims has no tool evidence",
     no_claim_in_scope_gap=(
         "Every claim of the executor is outside the question's scope; nothing in scope has"
@@ -229,12 +226,7 @@ EN = Wording(
         "Search the error and warning logs of those services in the alert's time window.",
         "Read the runbook of the alert to see which evidence is still missing.",
     ),
-    claim_types={
-        "observation": "an observation",
-        "negative_observation": "a negative observation",
-        "root_cause": "a root cause",
-        "risk": "a risk",
-    },
+    claim_types={t: t for t in ("observation", "negative_observation", "root_cause", "risk")},
     states={},
     alert="Alert",
     log="Log",
