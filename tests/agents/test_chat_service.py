@@ -117,7 +117,13 @@ def test_pass_run_end_to_end_cites_alert_and_log() -> None:
     result, _, store = run(entries)
     assert (result.status, result.final_verdict, result.final_score) == ("completed", "PASS", 1.0)
     assert result.answer_kind == "direct"
-    assert result.final_answer == CLAIM
+    # The answer is the two cited items, rendered by code; the executor's claim is not in it.
+    assert CLAIM not in result.final_answer
+    assert result.final_answer.splitlines()[1:3] == [
+        "order-service：",
+        "- 告警 HighMemoryUsage：触发中，级别 critical，当前 91%，阈值 85%，持续 15m，"
+        "采样 86.2, 87.4, 88.6, 89.8, 91.0（来源：query_metrics #1 $.alerts[0]）",
+    ]
     last = result.last_round
     assert last.gatekeeper.status == "pass"
     assert [(b.raw_path, b.status) for b in last.gatekeeper.checked_bindings] == [

@@ -152,7 +152,7 @@ def test_no_claim_in_scope_is_low_confid_zero_retried_then_the_disclaimer_says_s
     assert retry.evidence_gaps == [CPU]
 
 
-def test_a_sentence_about_an_excluded_topic_is_never_published_verbatim() -> None:
+def test_an_item_about_an_excluded_topic_is_never_rendered() -> None:
     # The second sentence is backed by claim-1's verified log line, but names GC, which the
     # question excluded: the answer is composed from the verified claim instead.
     log = "内存使用率过高: 91.0%, JVM堆内存: 3.8GB/4GB, GC次数: 128"
@@ -174,7 +174,8 @@ def test_a_sentence_about_an_excluded_topic_is_never_published_verbatim() -> Non
     assert result.scope.excluded == ["GC"]
     assert result.final_verdict == "PASS"
     assert result.composer_output.source == "composed"
-    assert result.composer_output.statements_dropped == 1
+    # The cited log names GC, which the question leaves out: withheld, and counted.
+    assert result.composer_output.withheld == 1
     assert "GC" not in result.final_answer
 
 

@@ -44,8 +44,9 @@ WRONG = [
         "REJECT",
         "PASS (score 1.0)",
         [
-            "round 1: PASS 1.0 -> direct (PASS publishes what the verified claims back;"
-            " the executor's user-facing answer, verbatim: its statements are backed by claim-1)",
+            "round 1: PASS 1.0 -> direct (PASS publishes the evidence the verified claims cite;"
+            " the evidence cited by claim-1, rendered by code: the executor's user-facing answer"
+            " was not published)",
             "derived: PASS 1.0 | model: PASS 1.0",
             "facts checked:",
             "  fact * | critical | verification    | refs",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_diageval.core.answer import composer, statements, templates, verified_claims
+from pytest_diageval.core.answer import composer, templates
 from support.scenario_runs import failed_keys, load_raw, run_file
 
 SOUNDNESS_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "soundness"
@@ -149,20 +149,28 @@ def test_the_rule_the_notes_name_is_the_one_that_decides(
     assert [(c.claim_id, c.ceiling, c.rule) for c in decision.claim_ceilings] == ceilings
 
 
-def test_a_composer_that_publishes_every_statement_fails_the_extra_sentence_scenario(
+def _publish_the_executor_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The design before issue 36: the executor's answer is what the user reads."""
+    monkeypatch.setattr(
+        composer,
+        "_direct",
+        lambda selection, evidence, confirmed, contract, wording: contract.user_facing_answer,
+    )
+
+
+def test_a_composer_that_publishes_the_executor_answer_fails_the_extra_sentence_scenario(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(composer, "_allowed", lambda statement, used: True)
+    _publish_the_executor_answer(monkeypatch)
     outcome = run_file(SOUNDNESS_DIR / "extra-sentence-outside-claims.yaml", monkeypatch)
     assert "内存泄漏已确认，请立即重启。" in outcome.result.final_answer
-    assert failed_keys(outcome) == {"answer_forbidden_keywords", "composer", "required_keywords"}
+    assert failed_keys(outcome) == {"answer_forbidden_keywords", "required_keywords"}
 
 
 def test_a_composer_that_keeps_hidden_characters_fails_the_hidden_character_scenario(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for module in (composer, verified_claims):
-        monkeypatch.setattr(module, "strip_control", lambda text: text)
+    _publish_the_executor_answer(monkeypatch)
     outcome = run_file(SOUNDNESS_DIR / "hidden-characters-stripped.yaml", monkeypatch)
     assert "\u202e" in outcome.result.final_answer
     assert failed_keys(outcome) == {"answer_forbidden_keywords", "required_keywords"}
@@ -173,7 +181,9 @@ def test_templates_that_quote_the_gap_fact_fail_both_template_scenarios(
 ) -> None:
     # The old gap line: the verifier's fact text, quoted.
     monkeypatch.setattr(
-        templates, "_claim_gap", lambda claim: "已确认 order-service 的根因是内存泄漏"
+        templates,
+        "_claim_gap",
+        lambda claim, code_ids, wording: "已确认 order-service 的根因是内存泄漏",
     )
     for name in (
         "low-confid-gap-names-the-claim.yaml",
@@ -183,27 +193,19 @@ def test_templates_that_quote_the_gap_fact_fail_both_template_scenarios(
         assert "answer_forbidden_keywords" in failed_keys(outcome), name
 
 
-# The classes only facts, subjects or hidden markup stop: every word of the sentence is in the
-# claim. The others (hedges, a causal join of two claims) fail the words of one claim already,
-# now that no hedge is exempt and a sentence is not cut at commas; each of them was published
-# by the previous main.
-FACT_CLASSES = [
-    f"published-{name}.yaml"
-    for name in (
-        "number-changed", "numbers-permuted", "timestamp-shuffled", "subject-swapped",
-        "arabic-indic-digits", "modal-dropped", "struck-negation",
-    )
-]  # fmt: skip
+# Every class of published prose (issue 24's, and the hedges): each was published by the main
+# before issue 36 or is published by a composer that shows the executor's answer.
+PUBLISHED_CLASSES = sorted(
+    {*PUBLISHED_TWO_CLAIMS, "published-modal-dropped.yaml", "published-struck-negation.yaml"}
+)
 
 
-@pytest.mark.parametrize("name", FACT_CLASSES)
-def test_a_composer_that_backs_by_words_alone_publishes_each_fact_class(
+@pytest.mark.parametrize("name", PUBLISHED_CLASSES)
+def test_a_composer_that_publishes_the_executor_answer_fails_each_published_class(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Without the facts, subject and hidden-markup checks (words alone) each of these answers
-    is published verbatim and its scenario fails: those checks are what stop it."""
-    monkeypatch.setattr(statements, "_facts_backed", lambda facts, claim: True)
-    monkeypatch.setattr(statements, "_subjects_kept", lambda sentence, claim: True)
-    monkeypatch.setattr(statements, "hides_text", lambda sentence: False)
-    words_only = failed_keys(run_file(SOUNDNESS_DIR / name, monkeypatch))
-    assert "composer" in words_only, name
+    """Show the executor's answer instead of the rendered evidence and each scenario fails:
+    the rendering is what stops every one of them."""
+    _publish_the_executor_answer(monkeypatch)
+    failed = failed_keys(run_file(SOUNDNESS_DIR / name, monkeypatch))
+    assert "required_keywords" in failed, name

@@ -126,6 +126,8 @@ class Run:
             contract=last.executor_contract,
             executor_final_answer=last.executor_final_answer,
             gatekeeper=last.gatekeeper,
+            invocations=self.store.list_invocations(SESSION),
+            question=self.query,
         )
         return ChatResult(
             session_id=SESSION,

@@ -150,6 +150,7 @@ def fresh_session() -> Session:
 
 
 TEMPLATE = fresh_session()
+QUESTION = "order-service 是否存在 HighMemoryUsage 告警？"
 INCIDENT_REFS = tuple(r for r in TEMPLATE.refs if r.tool in INCIDENT_TOOLS)
 RUNBOOK_REFS = tuple(r for r in TEMPLATE.refs if r.tool == "lookup_knowledge")
 TRACE_REFS = tuple(item.trace_ref for item in TEMPLATE.summary)
@@ -272,5 +273,7 @@ def run_pipeline(case: Generated) -> Outcome:
         contract=contract,
         executor_final_answer=contract.user_facing_answer,
         gatekeeper=gatekeeper,
+        invocations=invocations,
+        question=QUESTION,
     )
     return Outcome(decision, composition, gatekeeper)

@@ -16,7 +16,7 @@ HIDES_RAW = SHIPPED / "verifier" / "reject-hides-raw-answer.yaml"
 @pytest.mark.parametrize(
     ("path", "source", "used", "shown"),
     [
-        ("routing/pass-direct.yaml", "verbatim", ["claim-1"], ["claim-1"]),
+        ("routing/pass-direct.yaml", "composed", ["claim-1"], ["claim-1"]),
         ("matrix/02-highmemory-positive.yaml", "composed", ["claim-1"], ["claim-1"]),
         ("soundness/claim-hidden-combining-mark.yaml", "composed", [], []),
         (

@@ -1,14 +1,16 @@
-"""The composer and its templates: verbatim, composed, disclaimer and degraded answers, and the
-raw-output guard. Decisions are hand-built; their claim ceilings come from the real
-``claim_ceilings`` over the gatekeeper rows given."""
+"""The composer and its templates: direct, disclaimer and degraded answers, rendered from the
+cited items (never the executor's prose), and the raw-output guard. Decisions are hand-built;
+their claim ceilings come from the real ``claim_ceilings`` over the gatekeeper rows given; the
+invocation rows carry real tool outputs (the recorder's own refs and items)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
-from pytest_diageval.core.answer import templates
+from pytest_diageval.core.answer import templates, wording
 from pytest_diageval.core.answer.composer import compose_answer
 from pytest_diageval.core.answer.routing import RouteDecision
 from pytest_diageval.core.answer.templates import (
@@ -28,9 +30,12 @@ from pytest_diageval.core.contract.contracts import (
     ExecutorContract,
     FactChecked,
     GatekeeperResult,
+    RetrievalDetails,
+    ToolInvocation,
     ToolTraceSummaryItem,
     VerifierOutput,
 )
+from pytest_diageval.core.evidence.recorder import extract_evidence_items, extract_evidence_refs
 from pytest_diageval.core.judge.claim_support import claim_ceilings
 from pytest_diageval.core.judge.verdict import VerdictDecision, derive_verdict, fallback_decision
 
@@ -98,6 +103,54 @@ CONTRACT = ExecutorContract.model_validate(
     }
 )
 RAW_FINAL_ANSWER = json.dumps(CONTRACT.model_dump(), ensure_ascii=False)
+
+MEMORY_ALERT = {
+    "alert_name": "HighMemoryUsage",
+    "service": "order-service",
+    "state": "firing",
+    "severity": "critical",
+    "current": "91%",
+    "threshold": "85%",
+    "duration": "15m",
+    "description": "JVM heap usage 3.8GB/4GB",
+}
+CPU_ALERT = {**MEMORY_ALERT, "alert_name": "HighCPUUsage", "service": "payment-service"}
+POOL_LOG = {
+    "timestamp": "2026-07-08T11:14:02+08:00",
+    "level": "WARN",
+    "service": "order-service",
+    "message": "HikariCP pool stats: HikariPool-1 active=50/50, idle=0, waiting=32",
+}
+
+
+def _row(invocation: int, tool: str, output: dict[str, object]) -> ToolInvocation:
+    details = RetrievalDetails(
+        evidence_status="supported",
+        evidence_refs=extract_evidence_refs(tool, output),
+        evidence_items=extract_evidence_items(tool, output),
+    )
+    return ToolInvocation(
+        id=invocation,
+        session_id="s",
+        round=1,
+        tool_name=tool,
+        input_params={"service": "order-service"},
+        duration_ms=1,
+        success=True,
+        retrieval_details=details,
+    )
+
+
+ROWS = [
+    _row(1, "query_metrics", {"alerts": [CPU_ALERT, MEMORY_ALERT]}),
+    _row(2, "query_logs", {"logs": [POOL_LOG]}),
+]
+# The one item claims 1, 2 and 4 cite, rendered from its fields (one line, merged).
+ALERT_LINE = (
+    "告警 HighMemoryUsage：触发中，级别 critical，当前 91%，阈值 85%，持续 15m"
+    "（来源：query_metrics #1 $.alerts[1]）"
+)
+RENDERED = f"{wording.ZH.confirmed_heading}\norder-service：\n- {ALERT_LINE}"
 
 
 def _rows(failing: str | None = None) -> list[CheckedBinding]:
@@ -197,6 +250,8 @@ def _render(action: str, decision: VerdictDecision, **kwargs: object) -> str:
         "contract": CONTRACT,
         "executor_final_answer": RAW_FINAL_ANSWER,
         "gatekeeper": GATE_PASS,
+        "invocations": ROWS,
+        "question": "order-service 是否存在 HighMemoryUsage 告警？",
     }
     arguments.update(kwargs)
     return compose_answer(_route(action), **arguments).answer  # type: ignore[arg-type]
@@ -205,8 +260,12 @@ def _render(action: str, decision: VerdictDecision, **kwargs: object) -> str:
 # --------------------------------------------------------------------------- direct
 
 
-def test_direct_shows_the_contract_user_facing_answer() -> None:
-    assert _render("direct", PASS_DECISION) == USER_FACING
+def test_direct_renders_the_cited_item_never_the_user_facing_answer() -> None:
+    answer = _render("direct", PASS_DECISION)
+    # claims 3 and 4 were never checked by the verifier: named by position, never quoted
+    assert answer == f"{RENDERED}\n\n未通过核验、未列入的声明：claim-3、claim-4。"
+    for prose in (USER_FACING, ALERT, HEAP):
+        assert prose not in answer
 
 
 def test_direct_without_a_contract_has_nothing_verified_to_show() -> None:
@@ -215,10 +274,10 @@ def test_direct_without_a_contract_has_nothing_verified_to_show() -> None:
     assert answer == templates.NO_DIRECT_ANSWER
 
 
-def test_direct_never_shows_raw_json_and_lists_the_verified_claims_instead() -> None:
+def test_direct_never_shows_raw_json_and_renders_the_verified_evidence_instead() -> None:
     json_answer = CONTRACT.model_copy(update={"user_facing_answer": '{"answer": "ok"}'})
     answer = _render("direct", PASS_DECISION, contract=json_answer)
-    assert answer.startswith(f"经核验确认的结论：\n1. {ALERT}\n2. {HEAP}")
+    assert answer.startswith(f"{RENDERED}\n\n")
 
 
 # --------------------------------------------------------------------------- disclaimer
@@ -227,8 +286,7 @@ def test_direct_never_shows_raw_json_and_lists_the_verified_claims_instead() -> 
 def test_disclaimer_lists_supported_claims_and_verifier_gaps_only() -> None:
     answer = _render("disclaimer", LOW_DECISION)
     assert answer == (
-        f"{DISCLAIMER}\n\n"
-        f"已确认的发现：\n1. {ALERT}\n2. {templates.INDIRECT_MARK}{HEAP}\n\n"
+        f"{DISCLAIMER}\n\n{RENDERED}\n\n"
         f"{EVIDENCE_GAPS_HEADING}\n- claim-3（root_cause）缺少工具证据"
     )
     # The runbook fact is supported, but runbook guidance is never a confirmed finding; the
@@ -248,9 +306,17 @@ def test_disclaimer_drops_a_claim_whose_binding_failed_the_gatekeeper() -> None:
             CheckedBinding(claim_id="claim-2", status="fail", rule="evidence.raw_path_missing")
         ],
     )
-    answer = _render("disclaimer", LOW_DECISION, gatekeeper=gate)
-    assert ALERT in answer
-    assert HEAP not in answer
+    composition = compose_answer(
+        _route("disclaimer"),
+        decision=LOW_DECISION,
+        contract=CONTRACT,
+        gatekeeper=gate,
+        invocations=ROWS,
+    )
+    # claim-1's own binding cites the alert (no row of it failed); claim-2 is dropped.
+    assert composition.output.claims_used == ["claim-1"]
+    assert [d.claim_id for d in composition.output.claims_dropped][:1] == ["claim-2"]
+    assert HEAP not in composition.answer
 
 
 def test_disclaimer_after_a_verifier_fallback_confirms_nothing() -> None:
@@ -269,19 +335,19 @@ def test_degraded_shows_direct_facts_gaps_by_claim_id_and_the_fixed_steps_only()
     answer = _render("degraded", REJECT_DECISION)
     assert answer == (
         f"{DEGRADED_HEADER}\n\n"
-        f"已确认的事实：\n- {ALERT}\n\n"
+        f"{wording.ZH.confirmed_facts_heading}\norder-service：\n- {ALERT_LINE}\n\n"
         f"{EVIDENCE_GAPS_HEADING}\n- claim-4（root_cause）缺少工具证据\n\n"
         f"{NEXT_STEPS_HEADING}\n" + "\n".join(f"- {step}" for step in FALLBACK_NEXT_STEPS)
     )
     # Even the executor's evidence-gathering action is its word: only the fixed list shows.
-    for hidden in (HEAP, HIKARI_FACT, HIKARI_CLAIM, LEAK_FACT, LEAK_CLAIM, FIX, GATHER):
+    for hidden in (ALERT, HEAP, HIKARI_FACT, HIKARI_CLAIM, LEAK_FACT, LEAK_CLAIM, FIX, GATHER):
         assert hidden not in answer
 
 
 def test_degraded_after_a_gatekeeper_reject_shows_no_fact_and_fixed_steps() -> None:
     answer = _render("degraded", REJECT_DECISION, gatekeeper=GATE_REJECT)
     assert "（执行器引用的证据未能通过核验，本次不展示任何结论。）" in answer
-    for hidden in (ALERT, HEAP, HIKARI_FACT, GATHER, FIX):
+    for hidden in (ALERT, ALERT_LINE, HEAP, HIKARI_FACT, GATHER, FIX):
         assert hidden not in answer
     assert answer.endswith("\n".join(f"- {step}" for step in FALLBACK_NEXT_STEPS))
 
@@ -372,10 +438,7 @@ def test_disclaimer_names_an_unchecked_claim_without_quoting_it() -> None:
     # The audit record keeps the claim text; the answer never shows it.
     assert (decision.facts[2].fact, decision.derived_verdict) == (PROBE_CLAIM, "LOW_CONFID")
     answer = _render("disclaimer", decision, contract=contract)
-    assert answer == (
-        f"{DISCLAIMER}\n\n已确认的发现：\n1. {ALERT}\n2. {HEAP}\n\n"
-        f"{EVIDENCE_GAPS_HEADING}\n{UNCHECKED_GAP}"
-    )
+    assert answer == f"{DISCLAIMER}\n\n{RENDERED}\n\n{EVIDENCE_GAPS_HEADING}\n{UNCHECKED_GAP}"
     assert "HikariCP" not in answer
 
 
@@ -385,15 +448,19 @@ def test_degraded_after_a_gatekeeper_reject_names_an_unchecked_claim_without_quo
     assert decision.derived_verdict == "REJECT"
     answer = _render("degraded", decision, contract=contract, gatekeeper=GATE_REJECT)
     assert f"{EVIDENCE_GAPS_HEADING}\n{UNCHECKED_GAP}\n\n" in answer
-    for hidden in (PROBE_CLAIM, "HikariCP", "立即重启", ALERT):
+    for hidden in (PROBE_CLAIM, "HikariCP", "立即重启", ALERT, ALERT_LINE):
         assert hidden not in answer
 
 
-def test_an_unchecked_claim_whose_id_is_prose_is_not_named_either() -> None:
-    contract = _probe_contract(claim_id="根因 HikariCP 连接池耗尽")
+@pytest.mark.parametrize(
+    "claim_id", ["根因 HikariCP 连接池耗尽", "restart-order-service", "rollback-v2.3.1-now"]
+)
+def test_an_unchecked_claim_is_named_by_its_position_never_by_its_own_id(claim_id: str) -> None:
+    contract = _probe_contract(claim_id=claim_id)
     answer = _render("disclaimer", _derive(CHECKED_1_2, GATE_PASS, contract), contract=contract)
-    assert answer.endswith(f"{EVIDENCE_GAPS_HEADING}\n- 执行器的一条声明（root_cause）缺少工具证据")
-    assert "HikariCP" not in answer
+    assert answer.endswith(f"{EVIDENCE_GAPS_HEADING}\n- claim-3（root_cause）缺少工具证据")
+    for hidden in ("HikariCP", "restart", "rollback", claim_id):
+        assert hidden not in answer
 
 
 def test_without_a_contract_no_fact_is_ever_confirmed() -> None:
@@ -475,7 +542,8 @@ def test_find_raw_leak_table(text: str, leak: str | None) -> None:
 
 def test_render_checks_the_finished_answer_once_more(monkeypatch: pytest.MonkeyPatch) -> None:
     # Only fixed text is left unscreened; if it ever carried machine output, rendering stops.
-    monkeypatch.setattr(templates, "NO_FINDINGS", "（见 evidence_refs）")
+    broken = dataclasses.replace(wording.ZH, no_findings="（见 evidence_refs）")
+    monkeypatch.setattr(wording, "ZH", broken)
     with pytest.raises(RawLeakError, match="evidence_refs"):
         _render("disclaimer", fallback_decision("no verifier output", GATE_PASS))
 

@@ -225,7 +225,9 @@ def test_knowledge_rows_keep_retrieval_fields_and_a_repeat_is_deduped() -> None:
     assert (first.evidence_status, repeat.evidence_status) == ("supported", "deduped")
     hit, deduped = store.list_invocations(SESSION)
     assert hit.retrieval_details is not None
-    assert hit.retrieval_details.model_dump(exclude={"evidence_refs", "dedup_reason"}) == {
+    assert hit.retrieval_details.model_dump(
+        exclude={"evidence_refs", "evidence_items", "dedup_reason"}
+    ) == {
         "evidence_status": "supported",
         "total": 1,
         "retrieval_layer": "L0",

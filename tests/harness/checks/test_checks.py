@@ -232,7 +232,7 @@ def test_forbidden_keywords_scan_the_final_answer_without_claims(unparsed: ChatR
 
 
 def test_required_keywords(negative: ChatResult) -> None:
-    gap_text = "c1（negative_observation）缺少工具证据"
+    gap_text = "claim-1（negative_observation）缺少工具证据"
     assert gap_text in negative.final_answer
     assert check_required_keywords([gap_text.upper()], negative).passed
     wrong = check_required_keywords(["已确认根因", "证据缺口"], negative)

@@ -85,7 +85,10 @@ def test_a_changed_final_answer_is_a_change_with_its_diff(
     assert change is not None
     diff = answer_diff(change.before, change.after)
     assert diff[:2] == ["--- baseline", "+++ this run"]
-    assert "-1. order-service 当前存在 HighMemoryUsage 告警，内存使用率达到 91%。" in diff
+    assert (
+        "-- 告警 HighMemoryUsage：触发中，级别 critical，当前 91%，阈值 85%，持续 15m，"
+        "采样 86.2, 87.4, 88.6, 89.8, 91.0（来源：query_metrics #1 $.alerts[0]）"
+    ) in diff
     assert any(line.startswith("+【无法可靠回答】") for line in diff)
     assert answer_diff("同一句。", "同一句。") == []
 

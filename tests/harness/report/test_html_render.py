@@ -369,7 +369,10 @@ def test_a_changed_final_answer_is_shown_as_a_diff_and_each_change_links_its_sec
     lines = [span.text() for span in diff.find_all("span")]
     assert lines[:2] == ["--- baseline", "+++ this run"]
     removed = [span.text() for span in diff.find_all("span", "diff-del")]
-    assert "-1. order-service 当前存在 HighMemoryUsage 告警，内存使用率达到 91%。" in removed
+    assert (
+        "-- 告警 HighMemoryUsage：触发中，级别 critical，当前 91%，阈值 85%，持续 15m，"
+        "采样 86.2, 87.4, 88.6, 89.8, 91.0（来源：query_metrics #1 $.alerts[0]）"
+    ) in removed
     assert any(s.text().startswith("+【无法可靠回答】") for s in diff.find_all("span", "diff-add"))
     assert _section(page, REJECT_ID).find_all("details", "answer-diff") == []
     # The change list: each scenario that ran links its section; one not run now cannot.
@@ -437,7 +440,7 @@ def test_the_composer_note_names_only_the_claims_the_answer_shows(tmp_path: Path
         "claims in the answer: claim-1",
     ]
     assert "claim-1" not in notes[0]
-    assert direct_entry["result"]["final_answer"].count("payment-service 存在 HighCPUUsage") == 1
+    assert direct_entry["result"]["final_answer"].count("告警 HighCPUUsage：触发中") == 1
 
 
 def test_the_decision_says_what_was_published(page: Element) -> None:
@@ -447,8 +450,8 @@ def test_the_decision_says_what_was_published(page: Element) -> None:
     }
     assert published == {
         "matrix-highmemory-positive": [
-            "composed from the verified claims claim-1: the executor's user-facing answer was not"
-            " published (2 statements without a backing claim)"
+            "the evidence cited by claim-1, rendered by code: the executor's user-facing answer"
+            " was not published"
         ],
         REJECT_ID: ["the degraded template, showing no claim"],
     }

@@ -72,7 +72,7 @@ def _action(
     if verdict == "REJECT":
         return "degraded", "REJECT is answered with the degraded template and never retried"
     if verdict == "PASS":
-        return "direct", "PASS publishes what the verified claims back"
+        return "direct", "PASS publishes the evidence the verified claims cite"
     if verifier_fallback:
         return "disclaimer", "verifier output unusable: LOW_CONFID fallback, no extra round"
     if score >= DISCLAIMER_SCORE_THRESHOLD:

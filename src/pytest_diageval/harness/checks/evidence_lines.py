@@ -113,26 +113,25 @@ def route_text(action: str, reason: str, composer: Mapping[str, Any] | None) -> 
 
 def published_text(composer: Mapping[str, Any]) -> str:
     """What the final answer is, from the composer's record (``claims_shown`` when recorded,
-    else the claims it used)."""
+    else the claims it used): the used claims' cited evidence rendered by code, or a
+    template around it (an audit from before issue 36 may say the executor's answer was
+    published verbatim)."""
     shown = composer.get("claims_shown")
     claims = list(composer.get("claims_used") or []) if shown is None else list(shown)
     named = ", ".join(str(claim) for claim in claims)
     source, route = composer.get("source"), composer.get("route")
+    withheld = int(composer.get("withheld") or 0)
+    held = f"; {withheld} cited item{'s' if withheld != 1 else ''} withheld" if withheld else ""
     if source == "verbatim":
         backed = f"its statements are backed by {named}" if claims else "framing only"
         return f"the executor's user-facing answer, verbatim: {backed}"
     if source == "composed":
-        dropped = int(composer.get("statements_dropped") or 0)
-        withheld = "the executor's user-facing answer was not published"
-        if dropped:
-            withheld += (
-                f" ({dropped} statement{'s' if dropped != 1 else ''} without a backing claim)"
-            )
+        not_published = "the executor's user-facing answer was not published"
         if not claims:
-            return f"no verified claim to show: {withheld}"
-        return f"composed from the verified claims {named}: {withheld}"
-    shows = f"showing the verified claims {named}" if claims else "showing no claim"
-    return f"the {route} template, {shows}"
+            return f"no verified evidence to show: {not_published}{held}"
+        return f"the evidence cited by {named}, rendered by code: {not_published}{held}"
+    shows = f"showing the evidence cited by {named}" if claims else "showing no claim"
+    return f"the {route} template, {shows}{held}"
 
 
 def decision_lines(last: RoundResult) -> list[str]:
