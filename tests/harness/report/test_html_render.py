@@ -457,3 +457,18 @@ def test_the_decision_says_what_was_published(page: Element) -> None:
     }
     decision = _section(page, "matrix-highmemory-positive").find_all("section", "round")[0].text()
     assert "outputs the executor's user-facing answer" not in decision
+
+
+def test_each_rendering_stands_beside_the_model_wording(page: Element) -> None:
+    """Issue 36: the page shows what the answer rendered for each used claim next to the
+    executor's own words, which the answer never publishes."""
+    (table,) = _section(page, "matrix-highmemory-positive").find_all("table", "renderings")
+    (row,) = table.find_all("tr")[1:]
+    claim, rendering, wording = (td.text() for td in row.find_all("td"))
+    assert claim.strip() == "claim-1"
+    assert rendering.startswith("告警 HighMemoryUsage：触发中，级别 critical，当前 91%")
+    assert "（来源：query_metrics #1 $.alerts[0]）" in rendering
+    assert wording == "order-service 当前存在 HighMemoryUsage 告警，内存使用率达到 91%。"
+    (answer,) = _section(page, "matrix-highmemory-positive").find_all("div", "answer")
+    assert rendering.split("（来源")[0] in answer.text()
+    assert wording not in answer.text()
