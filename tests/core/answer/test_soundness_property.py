@@ -140,7 +140,7 @@ def test_the_generator_reaches_a_pass_that_renders_evidence_of_a_claim() -> None
         lines = [line for r in outcome.composition.output.rendered or [] for line in r.lines]
         return outcome.decision.derived_verdict == "PASS" and bool(lines)
 
-    original, outcome = check_property(_first(reaches))
+    original, _ = check_property(_first(reaches))
     assert original.decision.derived_verdict == "PASS"
     assert any(r.lines for r in original.composition.output.rendered or [])
 

@@ -16,6 +16,7 @@ import pytest
 
 from pytest_diageval.harness.mutation import kinds as mutant_kinds
 from pytest_diageval.harness.mutation import mutants as mutants_module
+from pytest_diageval.harness.mutation.kinds import PROSE_CANARY
 from pytest_diageval.harness.mutation.mutants import (
     EXTRA_SENTENCE,
     KINDS,
@@ -77,7 +78,13 @@ def test_every_mutant_of_the_example_in_claim_binding_kind_order(example: Replay
         for kind in mutants_module.STATEMENT_KINDS
         for target in ("answer", "text")
     ]
-    assert names == [*per_binding, *per_claim, *per_statement, "extra-sentence-answer-all"]
+    assert names == [
+        *per_binding,
+        *per_claim,
+        *per_statement,
+        "extra-sentence-answer-all",
+        "prose-rewrite-answer-all",
+    ]
 
 
 def test_the_example_has_eight_equivalent_mutants_with_their_reasons(
@@ -285,8 +292,10 @@ def test_extra_sentence_carries_the_text_whose_publication_is_the_harm(
     moved = by_name["reattributed-claim-1-all"]
     assert moved.contract is not None
     assert moved.forged_text == moved.contract["claims"][0]["claim_text"]
+    prose = by_name["prose-rewrite-answer-all"]
+    assert prose.forged_text == PROSE_CANARY
     harmless = [m for m in by_name.values() if not m.kind.startswith("statement-")]
-    assert all(m.forged_text is None for m in harmless if m not in (mutant, moved))
+    assert all(m.forged_text is None for m in harmless if m not in (mutant, moved, prose))
 
 
 def _with_bindings(base: MutationBase, *bindings: dict[str, Any]) -> MutationBase:

@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from pytest_diageval.agents.scripted.model import ScriptEntry
+from pytest_diageval.core.answer import composer as composer_module
 from pytest_diageval.harness.format.loader import load_scenario, load_scenario_world
+from pytest_diageval.harness.mutation.kinds import PROSE_CANARY
 from pytest_diageval.harness.mutation.mutants import Mutant, derive_mutants
 from pytest_diageval.harness.mutation.replay import (
     MutationSetupError,
     ReplayPlan,
     cassette_entries,
+    confirmed_lines,
     mutant_entries,
     plan_replay,
     run_mutant,
@@ -223,3 +227,40 @@ def test_a_forgery_that_only_drops_a_negation_is_not_published_by_the_negated_or
     # the forgery published once beside the original still counts
     assert is_published("检索到 X。", "未检索到 X。但检索到 X。")
     assert is_published("存在告警", "order-service 存在告警")
+
+
+def test_a_prose_rewrite_is_killed_and_its_canary_reaches_no_answer() -> None:
+    plan = example_plan()
+    prose = mutant(plan, "prose-rewrite-answer-all")
+    assert prose.equivalent is None
+    contract = prose.contract or {}
+    assert all(c["claim_id"].startswith("rewritten-") for c in contract["claims"])
+    outcome = run_mutant(plan, prose)
+    assert outcome.result is not None
+    assert outcome.status == "killed"
+    assert PROSE_CANARY not in outcome.result.final_answer
+    # the rendering is the unmutated run's, evidence line for evidence line
+    assert confirmed_lines(outcome.result.final_answer) <= confirmed_lines(
+        plan.baseline.final_answer
+    )
+
+
+def test_a_composer_that_publishes_the_claim_text_lets_the_prose_rewrite_survive(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Made to fail on purpose: each rendered line carrying its claim's wording (the design
+    before issue 36) is what the prose check exists to catch."""
+    real = composer_module.render_confirmed
+
+    def wordy(used: list[str], gatekeeper: Any, *args: Any, **kwargs: Any) -> Any:
+        evidence = real(used, gatekeeper, *args, **kwargs)
+        evidence.groups = {
+            service: [f"{line} {used}" for line in lines]
+            for service, lines in evidence.groups.items()
+        }
+        return evidence
+
+    monkeypatch.setattr(composer_module, "render_confirmed", wordy)
+    plan = example_plan()
+    outcome = run_mutant(plan, mutant(plan, "prose-rewrite-answer-all"))
+    assert outcome.status == "survived"

@@ -42,6 +42,7 @@ from pytest_diageval.harness.mutation.kinds import (
     EVIDENCE_KINDS,
     EXTRA_SENTENCE,
     KINDS,
+    PROSE_CANARY,
     SEED_RULES,
     STATEMENT_KINDS,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "EVIDENCE_KINDS",
     "EXTRA_SENTENCE",
     "KINDS",
+    "PROSE_CANARY",
     "SEED_RULES",
     "STATEMENT_KINDS",
     "Mutant",
@@ -214,6 +216,7 @@ class _Context:
                 for target in ("answer", "text"):
                     yield kind, token, target, self._statement(kind, index, target, edit)
         yield "extra-sentence", "answer", "all", self._extra_sentence()
+        yield "prose-rewrite", "answer", "all", self._prose_rewrite()
 
     # ----------------------------------------------------------------- per binding
 
@@ -385,6 +388,37 @@ class _Context:
         sentence = self.extra_sentence
         contract["user_facing_answer"] = contract.get("user_facing_answer", "") + sentence
         return f"user_facing_answer + {sentence!r}", contract, None
+
+    def _prose_rewrite(self) -> _Outcome:
+        """Every string the models wrote carries the canary; ids are renamed consistently, so
+        the verifier's facts still name their claims. Citations stay as they are."""
+        contract = copy.deepcopy(self.contract)
+        verifier = copy.deepcopy(self.verifier)
+        ids = {c.get("claim_id"): f"rewritten-{n}" for n, c in enumerate(contract["claims"], 1)}
+        for claim in contract["claims"]:
+            claim["claim_id"] = ids[claim.get("claim_id")]
+            claim["claim_text"] = f"{claim.get('claim_text', '')}{PROSE_CANARY}"
+        for key, field in (
+            ("hypotheses", "hypothesis_text"),
+            ("recommended_actions", "action_text"),
+            ("missing_info", "description"),
+        ):
+            for entry in contract.get(key, []):
+                entry[field] = f"{entry.get(field, '')}{PROSE_CANARY}"
+        for hypothesis in contract.get("hypotheses", []):
+            hypothesis["basis_claim_ids"] = [
+                ids.get(i, i) for i in hypothesis.get("basis_claim_ids", [])
+            ]
+        for key in ("diagnosis_summary", "user_facing_answer"):
+            contract[key] = f"{contract.get(key, '')}{PROSE_CANARY}"
+        for fact in verifier.get("facts_checked", []):
+            fact["fact"] = f"{fact.get('fact', '')}{PROSE_CANARY}"
+            fact["detail"] = f"{fact.get('detail', '')}{PROSE_CANARY}"
+            if fact.get("claim_id") in ids:
+                fact["claim_id"] = ids[fact["claim_id"]]
+        verifier["rationale"] = f"{verifier.get('rationale', '')}{PROSE_CANARY}"
+        self.forged[("prose-rewrite", "answer", "all")] = PROSE_CANARY
+        return f"every model-written string + {PROSE_CANARY!r}", contract, verifier
 
 
 # --------------------------------------------------------------------------- helpers

@@ -18,6 +18,9 @@ What answers each request:
 
 The mutant is *killed* when the run completes with any verdict but PASS and *survives* when
 it ends PASS (an ``extra-sentence`` mutant only when its sentence is also in the answer). A
+mutant that edits only what the models wrote (the statement kinds, ``extra-sentence`` and
+``prose-rewrite``) also survives, whatever the verdict, when its answer holds the canary or an
+evidence line the unmutated run did not render (issue 36: the model points, the code speaks). A
 request the answers above cannot serve fails the mutant as an error: neither killed nor
 survived.
 """
@@ -37,11 +40,13 @@ from pytest_diageval.agents.llm import ROUND_HEADER, STAGE_HEADER
 from pytest_diageval.agents.results import ChatResult
 from pytest_diageval.agents.scripted.forced_call import structured_answer_call
 from pytest_diageval.agents.scripted.model import ScriptEntry, ScriptError, scripted_llm
+from pytest_diageval.core.answer.confirmed import SOURCE_TAG_RE
 from pytest_diageval.core.contract.contracts import ExecutorContract, ToolTraceSummaryItem
 from pytest_diageval.core.evidence.recorder import extract_evidence_refs
 from pytest_diageval.core.evidence.tools import Toolbox
 from pytest_diageval.core.evidence.world import World
 from pytest_diageval.core.text.excerpt_tokens import NEGATION_WORDS
+from pytest_diageval.harness.mutation.kinds import ANSWER_KINDS, PROSE_CANARY, STATEMENT_KINDS
 from pytest_diageval.harness.mutation.mutants import Mutant, MutationBase, RunbookQuote
 from pytest_diageval.harness.mutation.planted import plant
 
@@ -269,7 +274,21 @@ def run_mutant(plan: ReplayPlan, mutant: Mutant) -> MutantOutcome:
         return MutantOutcome("error", result, f"the mutant run ended in error: {result.error}")
     published = mutant.forged_text is None or is_published(mutant.forged_text, result.final_answer)
     survived = result.final_verdict == "PASS" and published
+    if mutant.kind in PROSE_KINDS:
+        # Whatever the verdict: the model's words are never published, and they never add
+        # an evidence line the unmutated run did not render (issue 36).
+        added = confirmed_lines(result.final_answer) - confirmed_lines(plan.baseline.final_answer)
+        survived = survived or bool(added) or PROSE_CANARY in result.final_answer
     return MutantOutcome("survived" if survived else "killed", result)
+
+
+PROSE_KINDS = frozenset({*STATEMENT_KINDS, *ANSWER_KINDS})
+"""The kinds that edit only what the models wrote (their citations unchanged)."""
+
+
+def confirmed_lines(answer: str) -> set[str]:
+    """The evidence lines of an answer: each names its source in a tag only code writes."""
+    return {line for line in answer.splitlines() if SOURCE_TAG_RE.search(line)}
 
 
 _NEGATIONS = tuple(word for word in NEGATION_WORDS if not word.isascii())  # the edits' own
