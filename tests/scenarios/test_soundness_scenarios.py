@@ -127,6 +127,37 @@ RULES: dict[str, tuple[list[tuple[str, int | None]], list[tuple[str, str, str | 
         [],
         [("claim-1", "direct_evidence", None), ("claim-2", "direct_evidence", None)],
     ),
+    # Issue 36's probes: the claim still reaches PASS (its reading is issue 37's); what the
+    # user reads is the rendered evidence, never the claim's words.
+    **dict.fromkeys(
+        [
+            f"rendered-{name}.yaml"
+            for name in (
+                "canary",
+                "causal-across-items",
+                "conclusion-with-cited-number",
+                "enclosed-letters",
+                "label-swap",
+                "negation-reversed",
+            )
+        ],  # fmt: skip
+        ([], [("claim-1", "direct_evidence", None)]),
+    ),
+    "gap-line-names-claim-by-position.yaml": (
+        MATRIX,
+        [
+            ("claim-1", "direct_evidence", None),
+            ("restart-order-service", "no_evidence", "claim.no_bindings"),
+        ],
+    ),
+    "reject-gap-names-claim-by-position.yaml": (
+        MATRIX,
+        [
+            ("claim-1", "direct_evidence", None),
+            ("rollback-v2.3.1-now", "no_evidence", "claim.no_bindings"),
+            ("claim-3", "no_evidence", "claim.polarity_contradicts_item"),
+        ],
+    ),
 }
 
 
@@ -196,7 +227,12 @@ def test_templates_that_quote_the_gap_fact_fail_both_template_scenarios(
 # Every class of published prose (issue 24's, and the hedges): each was published by the main
 # before issue 36 or is published by a composer that shows the executor's answer.
 PUBLISHED_CLASSES = sorted(
-    {*PUBLISHED_TWO_CLAIMS, "published-modal-dropped.yaml", "published-struck-negation.yaml"}
+    {
+        *PUBLISHED_TWO_CLAIMS,
+        "published-modal-dropped.yaml",
+        "published-struck-negation.yaml",
+        *(name for name in RULES if name.startswith("rendered-")),
+    }
 )
 
 
@@ -209,3 +245,20 @@ def test_a_composer_that_publishes_the_executor_answer_fails_each_published_clas
     _publish_the_executor_answer(monkeypatch)
     failed = failed_keys(run_file(SOUNDNESS_DIR / name, monkeypatch))
     assert "required_keywords" in failed, name
+
+
+def test_gap_lines_that_print_the_executor_claim_id_fail_both_position_scenarios(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The gap line before issue 36: the executor's own id when it looked like an id."""
+    monkeypatch.setattr(
+        templates,
+        "_claim_gap",
+        lambda claim, code_ids, wording: f"{claim.claim_id}（{claim.claim_type}）缺少工具证据",
+    )
+    for name in (
+        "gap-line-names-claim-by-position.yaml",
+        "reject-gap-names-claim-by-position.yaml",
+    ):
+        outcome = run_file(SOUNDNESS_DIR / name, monkeypatch)
+        assert {"answer_forbidden_keywords", "required_keywords"} <= failed_keys(outcome), name
