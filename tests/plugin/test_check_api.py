@@ -1,15 +1,17 @@
 """The public check API in real pytest runs: a check written only against ``pytest_diageval``'s
 own names (no ``harness``, ``core`` or ``agents`` import) reads the run's result, its token
 usage and the grader's answer, from a ``conftest.py`` and from an installed package's entry
-point; and the frictions of issue 39 a check's author met: a key registered in a scenario
-sub-folder's ``conftest.py``, a parameter model that ignored a typo, a context attribute that
-does not exist."""
+point (docs/api.md's two examples, run as written); and the frictions of issue 39 a check's
+author met: a key registered in a scenario sub-folder's ``conftest.py``, a parameter model
+that ignored a typo, a context attribute that does not exist."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -17,40 +19,18 @@ import pytest
 if TYPE_CHECKING:
     from conftest import ScenarioDir
 
-GRADED_CHECK = """
-from pydantic import BaseModel
-
-from pytest_diageval import CheckContext, CheckOutcome, CheckRegistry
+ROOT = Path(__file__).resolve().parents[2]
+API_DOC = (ROOT / "docs" / "api.md").read_text("utf-8")
 
 
-class Budget(BaseModel):
-    max_tokens: int
-    min_score: float
+def _doc_example(tag: str) -> str:
+    """A python block of docs/api.md, marked ``# <file> (<tag>)`` on its first line."""
+    (example,) = re.findall(rf"```python\n# \S+ \({tag}\)\n(.*?)```", API_DOC, re.DOTALL)
+    return str(example)
 
 
-def within_budget(params: Budget, ctx: CheckContext[Budget]) -> CheckOutcome:
-    tokens = ctx.usage.total.total_tokens
-    score = ctx.grade.output.score if ctx.grade and ctx.grade.output else None
-    passed = tokens <= params.max_tokens and score is not None and score >= params.min_score
-    return CheckOutcome(
-        passed,
-        f"at most {params.max_tokens} tokens, score >= {params.min_score}",
-        f"{tokens} tokens, score {score}",
-        [f"{ctx.key}: verdict {ctx.result.final_verdict}"],
-    )
-
-
-def register(registry: CheckRegistry) -> None:
-    registry.register("within_budget", Budget, within_budget, description="Tokens and grade.")
-"""
-CONFTEST = (
-    GRADED_CHECK
-    + """
-
-def pytest_diageval_register_checks(registry):
-    register(registry)
-"""
-)
+CONFTEST = _doc_example("api-conftest")
+PACKAGE = _doc_example("api-entry-point")
 CRITERIA = "回答只确认 order-service 的 HighMemoryUsage 告警，并给出已核验的内存使用率。"
 
 
@@ -105,14 +85,15 @@ def test_a_check_of_public_names_reads_usage_and_grade_from_a_conftest(
     pytester: pytest.Pytester, scenarios: ScenarioDir
 ) -> None:
     assert "pytest_diageval." not in CONFTEST  # only the package's own names
-    pytester.makeconftest(CONFTEST)
+    pytester.makeconftest(CONFTEST)  # docs/api.md's example, verbatim
     _run_graded(pytester, scenarios)
 
 
 def test_a_check_of_public_names_reads_usage_and_grade_from_an_entry_point(
     pytester: pytest.Pytester, scenarios: ScenarioDir
 ) -> None:
-    pytester.makepyfile(budget_checks=GRADED_CHECK)
+    assert "pytest_diageval." not in PACKAGE
+    pytester.makepyfile(budget_checks=PACKAGE)  # docs/api.md's example, verbatim
     info = pytester.mkdir("budget_checks-1.0.dist-info")
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: budget-checks\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text(
