@@ -132,6 +132,16 @@ def test_a_check_registered_in_a_scenario_sub_folder_is_known_to_every_scenario(
     everything.assert_outcomes(passed=5, failed=1)
     assert "max_claims: expected at most 0 claims, got 1 claims" in everything.outlines
     everything.stdout.fnmatch_lines(["FAILED scenarios/alpha/none.yaml::none::max_claims - *"])
+    listed = pytester.runpytest("--collect-only", "-q", "scenarios/")
+    assert listed.outlines[:6] == [
+        "scenarios/alpha/first.yaml::first::verdict",
+        "scenarios/alpha/first.yaml::first::max_claims",
+        "scenarios/alpha/none.yaml::none::verdict",
+        "scenarios/alpha/none.yaml::none::max_claims",
+        "scenarios/mine/one.yaml::one::verdict",
+        "scenarios/mine/one.yaml::one::max_claims",
+    ]
+    assert listed.ret == pytest.ExitCode.OK
     # Each scenario of the run ran its check, in collection order.
     assert [line.split(" ")[0] for line in everything.outlines if ".yaml " in line] == [
         "scenarios/alpha/first.yaml",
@@ -150,6 +160,16 @@ def test_a_key_no_conftest_registers_stays_unknown_after_the_late_ones(
 
     result.assert_outcomes(failed=1)
     assert "expect.max_claim: unknown key; did you mean 'max_claims'?" in result.stdout.str()
+    listed = pytester.runpytest("--collect-only", "scenarios/")  # an error of collection
+    assert listed.ret == pytest.ExitCode.INTERRUPTED
+    listed.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting scenarios/alpha/typo.yaml*",
+            "*scenarios/alpha/typo.yaml:*: expect.max_claim: unknown key; did you mean"
+            " 'max_claims'?*",
+            "*Interrupted: 1 error during collection*",
+        ]
+    )
 
 
 PARAMS_CONFTEST = """

@@ -42,11 +42,16 @@ SEEN_IDS_KEY = pytest.StashKey[dict[str, Path]]()
 
 
 class ScenarioFile(LeanNode, pytest.File):
+    final = False
+    """Loaded for the last time: every conftest.py of the run has registered its checks."""
+
     def collect(self) -> Iterator[ScenarioNode | InvalidScenario]:
         try:
             outline, cassette = self._load()
         except ScenarioError as exc:
-            if self.config.option.collectonly:  # nothing runs: the error must show here
+            # Nothing runs: the error must show here (or, when a later conftest.py may still
+            # register its unknown key, when collection ends: reload_late_checks).
+            if self.config.option.collectonly and (self.final or not _unknown_key(exc)):
                 raise self.CollectError(str(exc)) from None
             # One broken file fails as its own item; every other scenario still runs.
             checks = len(checks_of(self.config))  # loaded again if a later conftest adds one
@@ -129,17 +134,34 @@ def reload_late_checks(items: list[pytest.Item], config: pytest.Config) -> None:
     has ended, every conftest.py of the run has registered its checks.
     """
     registered = len(checks_of(config))
+    collect_only = config.option.collectonly  # an InvalidScenario there waited for this
     late = [
         item
         for item in items
         if isinstance(item, InvalidScenario)
-        and item.checks_known < registered
+        and (item.checks_known < registered or collect_only)
         and isinstance(item.parent, ScenarioFile)
     ]
     for item in late:
-        assert isinstance(item.parent, ScenarioFile)
+        file = item.parent
+        assert isinstance(file, ScenarioFile)
+        file.final = True
+        try:
+            loaded = list(_items_of(file))
+        except ScenarioFile.CollectError as error:  # reported as pytest reports its own
+            report = pytest.CollectReport(file.nodeid, "failed", str(error), [])
+            config.hook.pytest_collectreport(report=report)
+            loaded = []
         at = items.index(item)
-        items[at : at + 1] = list(_items_of(item.parent))
+        items[at : at + 1] = loaded
+
+
+def _unknown_key(error: ScenarioError) -> bool:
+    """The file names an ``expect`` key no check registered so far."""
+    return any(
+        problem.field_path.startswith("expect.") and problem.message.startswith("unknown key")
+        for problem in error.problems
+    )
 
 
 def _items_of(node: pytest.Collector) -> Iterator[pytest.Item]:
