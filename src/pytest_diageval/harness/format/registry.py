@@ -326,9 +326,9 @@ def config_checks(config: Any) -> CheckRegistry:
     registry: CheckRegistry | None = config.stash.get(key, None)
     if registry is None:
         registry = CheckRegistry()
-        config.stash[key] = registry
         # Historic: a conftest.py pytest loads later (a scenario sub-folder's) registers too.
         config.hook.pytest_diageval_register_checks.call_historic(kwargs={"registry": registry})
+        config.stash[key] = registry
     return registry
 
 
