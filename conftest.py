@@ -7,26 +7,30 @@ should fail a scenario, not pass unseen.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_diageval import CheckRegistry
 
 
-def pytest_diageval_register_checks(registry: Any) -> None:
+def pytest_diageval_register_checks(registry: CheckRegistry) -> None:
+    # Imported here, not above: a run that collects no scenario never loads them.
     from typing import Annotated
 
     from pydantic import Field
 
-    from pytest_diageval.harness.checks.outcome import CheckOutcome
+    from pytest_diageval import CheckContext, CheckOutcome
 
     @registry.check(
         "max_answer_chars",
         Annotated[int, Field(gt=0)],
         description="The final answer has at most this many characters.",
     )
-    def max_answer_chars(limit: int, result: Any) -> CheckOutcome:
-        length = len(result.final_answer)
+    def max_answer_chars(limit: int, ctx: CheckContext[int]) -> CheckOutcome:
+        answer = ctx.result.final_answer
         return CheckOutcome(
-            passed=length <= limit,
+            passed=len(answer) <= limit,
             expected=f"at most {limit} characters",
-            actual=f"{length} characters",
-            details=[f"final answer: {result.final_answer[:300]}"],
+            actual=f"{len(answer)} characters",
+            details=[f"final answer: {answer[:300]}"],
         )

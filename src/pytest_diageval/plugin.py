@@ -288,14 +288,19 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> Generator[None, None, None]:
+def pytest_collection_modifyitems(
+    items: list[pytest.Item], config: pytest.Config
+) -> Generator[None, None, None]:
     """A broken scenario file stays selected whatever ``-k`` / ``-m`` say.
 
     It used to be a collection error, which no selection hides; as an item it must not let
     a narrow selection pass while a scenario file cannot even be read. The selecting hooks
-    never see it (so it is not counted as deselected); it runs last.
+    never see it (so it is not counted as deselected); it runs last. A file that failed
+    before a later conftest.py registered more checks is loaded again first.
     """
     items_module = sys.modules.get("pytest_diageval.harness.collect")  # loaded by a scenario
+    if items_module is not None:  # a file that failed before a later conftest.py's checks
+        items_module.reload_late_checks(items, config)
     invalid_type: type[pytest.Item] | None = getattr(items_module, "InvalidScenario", None)
     invalid = [item for item in items if invalid_type and isinstance(item, invalid_type)]
     if invalid:

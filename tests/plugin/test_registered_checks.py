@@ -60,7 +60,14 @@ def test_the_projects_conftest_check_is_an_item_in_every_report(
     scenarios.write("scenarios/long.yaml", _scenario(scenarios, "too-long", max_answer_chars=10))
 
     result = pytester.runpytest(
-        "-rf", "--junitxml=j.xml", "--diageval-report", "r.json", "--diageval-html", "r.html"
+        "-rf",
+        "--junitxml=j.xml",
+        "--diageval-report",
+        "r.json",
+        "--diageval-html",
+        "r.html",
+        "-W",
+        "error::DeprecationWarning",
     )
 
     result.assert_outcomes(passed=3, failed=1)
@@ -175,11 +182,11 @@ def test_without_the_conftest_the_key_is_unknown(
 
 
 ACME_CHECKS = """
-from pytest_diageval.harness.checks.outcome import CheckOutcome
+from pytest_diageval import CheckContext, CheckOutcome
 
 
-def answer_mentions_service(service, result):
-    named = service in result.final_answer
+def answer_mentions_service(service: str, ctx: CheckContext[str]) -> CheckOutcome:
+    named = service in ctx.result.final_answer
     return CheckOutcome(named, f"the answer names {service}", "named" if named else "not named")
 
 
@@ -211,7 +218,7 @@ def test_a_packages_entry_point_registers_a_check(
     scenarios.write("scenarios/named.yaml", named)
     scenarios.write("scenarios/other.yaml", other)
 
-    result = pytester.runpytest("-rf")
+    result = pytester.runpytest("-rf", "-W", "error::DeprecationWarning")
 
     result.assert_outcomes(passed=3, failed=1)
     assert (
@@ -268,11 +275,12 @@ def test_the_readmes_conftest_example_registers_the_check_it_describes(
     pytester: pytest.Pytester, scenarios: ScenarioDir
 ) -> None:
     (example,) = README_CHECK.findall((ROOT / "README.md").read_text("utf-8"))
+    assert "pytest_diageval." not in example  # the public names alone
     pytester.makeconftest(example)
     scenarios.write("scenarios/short.yaml", _scenario(scenarios, "short", max_answer_chars=400))
     scenarios.write("scenarios/long.yaml", _scenario(scenarios, "too-long", max_answer_chars=10))
 
-    result = pytester.runpytest()
+    result = pytester.runpytest("-W", "error::DeprecationWarning")
 
     result.assert_outcomes(passed=3, failed=1)
     headline = f"max_answer_chars: expected at most 10 characters, got {LENGTH} characters"

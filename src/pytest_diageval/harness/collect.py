@@ -36,20 +36,28 @@ from pytest_diageval.harness.settings import (
     run_settings,
 )
 
-__all__ = ["INVALID_SCENARIO", "InvalidScenario", "ScenarioFile"]
+__all__ = ["INVALID_SCENARIO", "InvalidScenario", "ScenarioFile", "reload_late_checks"]
 
 SEEN_IDS_KEY = pytest.StashKey[dict[str, Path]]()
 
 
 class ScenarioFile(LeanNode, pytest.File):
+    final = False
+    """Loaded for the last time: every conftest.py of the run has registered its checks."""
+
     def collect(self) -> Iterator[ScenarioNode | InvalidScenario]:
         try:
             outline, cassette = self._load()
         except ScenarioError as exc:
-            if self.config.option.collectonly:  # nothing runs: the error must show here
+            # Nothing runs: the error must show here (or, when a later conftest.py may still
+            # register its unknown key, when collection ends: reload_late_checks).
+            if self.config.option.collectonly and (self.final or not _unknown_key(exc)):
                 raise self.CollectError(str(exc)) from None
             # One broken file fails as its own item; every other scenario still runs.
-            yield InvalidScenario.from_parent(self, name=INVALID_SCENARIO, error=exc)
+            checks = len(checks_of(self.config))  # loaded again if a later conftest adds one
+            yield InvalidScenario.from_parent(
+                self, name=INVALID_SCENARIO, error=exc, checks_known=checks
+            )
             return
         if cassette is not None:  # `scenarios/live/../../cassettes/x.yaml` reads badly
             cassette = Path(os.path.normpath(cassette))
@@ -94,9 +102,11 @@ class InvalidScenario(pytest.Item):
     """A scenario file that cannot be used: fails with the loader's ``file:line:col field:
     message`` lines, so the rest of the session runs and the exit code is still non-zero."""
 
-    def __init__(self, *, error: ScenarioError, **kwargs: Any) -> None:
+    def __init__(self, *, error: ScenarioError, checks_known: int = 0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error
+        self.checks_known = checks_known
+        """How many checks the run had registered when the file failed to load."""
 
     def runtest(self) -> None:
         raise self.error
@@ -113,3 +123,51 @@ class InvalidScenario(pytest.Item):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.error.line - 1 if self.error.line is not None else None
         return self.path, line, f"invalid scenario file {self.path.name}"
+
+
+def reload_late_checks(items: list[pytest.Item], config: pytest.Config) -> None:
+    """Load again each broken scenario file that failed before a conftest.py pytest loaded
+    later (a scenario sub-folder's) registered more checks: its keys may be known now.
+
+    pytest loads a folder's conftest.py when it collects that folder, so a key registered in
+    ``scenarios/mine/conftest.py`` is unknown to a file collected before it; once collection
+    has ended, every conftest.py of the run has registered its checks.
+    """
+    registered = len(checks_of(config))
+    collect_only = config.option.collectonly  # an InvalidScenario there waited for this
+    late = [
+        item
+        for item in items
+        if isinstance(item, InvalidScenario)
+        and (item.checks_known < registered or collect_only)
+        and isinstance(item.parent, ScenarioFile)
+    ]
+    for item in late:
+        file = item.parent
+        assert isinstance(file, ScenarioFile)
+        file.final = True
+        try:
+            loaded = list(_items_of(file))
+        except ScenarioFile.CollectError as error:  # reported as pytest reports its own
+            report = pytest.CollectReport(file.nodeid, "failed", str(error), [])
+            config.hook.pytest_collectreport(report=report)
+            loaded = []
+        at = items.index(item)
+        items[at : at + 1] = loaded
+
+
+def _unknown_key(error: ScenarioError) -> bool:
+    """The file names an ``expect`` key no check registered so far."""
+    return any(
+        problem.field_path.startswith("expect.") and problem.message.startswith("unknown key")
+        for problem in error.problems
+    )
+
+
+def _items_of(node: pytest.Collector) -> Iterator[pytest.Item]:
+    for child in node.collect():
+        if isinstance(child, pytest.Item):
+            yield child
+        else:
+            assert isinstance(child, pytest.Collector)
+            yield from _items_of(child)

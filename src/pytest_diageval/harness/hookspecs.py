@@ -2,7 +2,8 @@
 
 The plugin registers this module in its ``pytest_addhooks``. Implement a hook in a
 ``conftest.py`` or a plugin; a package that registers checks without a pytest plugin names a
-``register(registry)`` function in the entry-point group ``pytest_diageval.checks``.
+``register(registry)`` function in the entry-point group ``pytest_diageval.checks``. The
+public names a check uses are exported by :mod:`pytest_diageval` (see docs/api.md).
 """
 
 from __future__ import annotations
@@ -17,17 +18,21 @@ if TYPE_CHECKING:
 __all__ = ["pytest_diageval_register_checks"]
 
 
-@pytest.hookspec
+@pytest.hookspec(historic=True)
 def pytest_diageval_register_checks(registry: CheckRegistry) -> None:
     """Register ``expect`` keys of your own, each a check of the run's result.
 
     Called once per run, when the first scenario is collected (after the built-in keys and
-    the packages' entry points)::
+    the packages' entry points), and for a conftest.py pytest loads later (a scenario
+    sub-folder's) when it loads it: a key registered anywhere is known to every scenario::
+
+        from pytest_diageval import CheckContext, CheckOutcome
 
         def pytest_diageval_register_checks(registry):
             @registry.check("max_answer_chars", int, description="...")
-            def max_answer_chars(limit, result):  # result: a ChatResult
-                return CheckOutcome(len(result.final_answer) <= limit, ...)
+            def max_answer_chars(limit: int, ctx: CheckContext[int]) -> CheckOutcome:
+                length = len(ctx.result.final_answer)
+                return CheckOutcome(length <= limit, f"at most {limit}", f"{length}")
 
     A scenario then sets ``expect: {max_answer_chars: 400}``: the value is validated (strict)
     against the parameters when the file loads, and the key is its own item.

@@ -31,6 +31,7 @@ from pytest_diageval.harness.checks.failures import (
     expect_line,
     failure_repr,
 )
+from pytest_diageval.harness.checks.outcome import CheckRaised
 from pytest_diageval.harness.checks.samples import SampleStats, sampled_outcome
 from pytest_diageval.harness.format.loader import load_scenario
 from pytest_diageval.harness.format.markers import register_tag
@@ -322,6 +323,9 @@ class ScenarioItem(LeanNode, pytest.Item):
             elif rest:
                 lines.append(f"(the full message is shown once, under {self.shown_under})")
             return self._failure(f"{self.key}: the scenario did not run: {first}", lines, 2)
+        if isinstance(error, CheckRaised):  # a check of a project's own, not the harness
+            lines = [f"{header} raised", str(error), *error.frames.rstrip().splitlines()]
+            return self._failure(str(error), lines, short_lines=2)
         return super().repr_failure(excinfo)
 
     def _failure(self, first_line: str, lines: list[str], short_lines: int) -> TerminalRepr:

@@ -10,8 +10,8 @@ compact evidence a reviewer needs to judge the failure (tables, not JSON walls).
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable
 from typing import Any
 
 from pytest_diageval.agents.grader import GraderRun
@@ -21,7 +21,10 @@ from pytest_diageval.core.contract.contracts import Verdict
 from pytest_diageval.harness.checks import evidence_lines as ev
 from pytest_diageval.harness.checks.composer import check_composer
 from pytest_diageval.harness.checks.outcome import (
+    Check,
+    CheckContext,
     CheckOutcome,
+    ResultCheck,
     describe_expected,
     needs_rounds,
     run_registered,
@@ -290,26 +293,44 @@ def check_claims(expected: ClaimsExpectation, result: ChatResult) -> CheckOutcom
 
 # --------------------------------------------------------------------------- registry
 
-CHECKS: dict[str, Callable[[Any, ChatResult], CheckOutcome]] = {
-    "verdict": check_verdict,
-    "groundedness": check_groundedness,
-    "rounds": check_rounds,
-    "answer": check_answer,
-    "parse_status": check_parse_status,
-    "gatekeeper": check_gatekeeper,
-    "forbidden_keywords": check_forbidden_keywords,
-    "required_keywords": check_required_keywords,
-    "answer_forbidden_keywords": check_answer_forbidden_keywords,
-    "claims": check_claims,
-    "no_evidence": check_no_evidence,
-    "tool_calls": check_tool_calls,
-    "composer": check_composer,
-    "tokens": check_tokens,
-    "rubric": check_rubric,
-    "set_aside": check_set_aside,
+
+def _on_result(check: ResultCheck[Any]) -> Check[Any]:
+    """An evaluator of the result alone, as a check of the context."""
+
+    def of_context(params: Any, ctx: CheckContext[Any]) -> CheckOutcome:
+        return check(params, ctx.result)
+
+    return functools.wraps(check)(of_context)
+
+
+@functools.wraps(check_tokens)
+def _tokens(params: Any, ctx: CheckContext[Any]) -> CheckOutcome:
+    return check_tokens(params, ctx.result, ctx.usage)
+
+
+@functools.wraps(check_rubric)
+def _rubric(params: Any, ctx: CheckContext[Any]) -> CheckOutcome:
+    return check_rubric(params, ctx.result, ctx.grade)
+
+
+CHECKS: dict[str, Check[Any]] = {
+    "verdict": _on_result(check_verdict),
+    "groundedness": _on_result(check_groundedness),
+    "rounds": _on_result(check_rounds),
+    "answer": _on_result(check_answer),
+    "parse_status": _on_result(check_parse_status),
+    "gatekeeper": _on_result(check_gatekeeper),
+    "forbidden_keywords": _on_result(check_forbidden_keywords),
+    "required_keywords": _on_result(check_required_keywords),
+    "answer_forbidden_keywords": _on_result(check_answer_forbidden_keywords),
+    "claims": _on_result(check_claims),
+    "no_evidence": _on_result(check_no_evidence),
+    "tool_calls": _on_result(check_tool_calls),
+    "composer": _on_result(check_composer),
+    "tokens": _tokens,  # the run's tokens, which the result does not hold
+    "rubric": _rubric,  # the grader's score, asked after the run
+    "set_aside": _on_result(check_set_aside),
 }
-# Judge what ChatResult does not hold: the run's tokens, the grader's score (asked after it).
-_NEEDS_USAGE, _NEEDS_GRADE = frozenset({"tokens"}), frozenset({"rubric"})
 # Every expect key has exactly one evaluator; this fails at import if the two drift apart.
 assert tuple(CHECKS) == EXPECT_KEYS, "CHECKS must list exactly the Expect keys, in order"
 
@@ -317,8 +338,7 @@ assert tuple(CHECKS) == EXPECT_KEYS, "CHECKS must list exactly the Expect keys, 
 def register_builtin_checks(registry: CheckRegistry) -> None:
     """The built-in keys, registered as a project's own (parameters: ``Expect``'s fields)."""
     for name, check in CHECKS.items():
-        usage, grade = name in _NEEDS_USAGE, name in _NEEDS_GRADE
-        registry.register(name, builtin_params(name), check, needs_usage=usage, needs_grade=grade)
+        registry.register(name, builtin_params(name), check)
 
 
 BUILTIN_CHECKS = CheckRegistry()  # the built-in keys alone: a run without a registry
@@ -333,16 +353,17 @@ def run_check(
     checks: CheckRegistry | None = None,
     grade: GraderRun | None = None,
 ) -> CheckOutcome:
-    """Run the evaluator of one ``expect`` key (``usage``: the run's tokens, for ``tokens``;
-    ``checks``: the run's registry, default the built-in keys; ``grade``: for ``rubric``)."""
+    """Run the check of one ``expect`` key as ``check(expected, ctx)`` (``usage``: the run's
+    tokens; ``checks``: the run's registry, default the built-in keys; ``grade``: the
+    grader's answer, for a scenario that sets ``rubric``)."""
     registry = checks if checks is not None else BUILTIN_CHECKS
     if key not in registry:
         raise KeyError(f"no check for expect key {key!r}; known: {', '.join(registry.names)}")
     spec = registry[key]
+    ctx = CheckContext(key, expected, result, usage if usage is not None else TokenUsage(), grade)
     if not spec.builtin:
-        return run_registered(spec, expected, result, usage)
-    extra = (usage,) if spec.needs_usage else (grade,) if spec.needs_grade else ()
-    return spec.function(expected, result, *extra)  # type: ignore[no-any-return]
+        return run_registered(spec, ctx)
+    return spec.function(expected, ctx)  # type: ignore[no-any-return]
 
 
 def run_checks(

@@ -1,17 +1,30 @@
-"""The outcome of one expectation check, and the helpers every evaluator shares."""
+"""A check and what it reads and returns: :class:`Check`, :class:`CheckContext`,
+:class:`CheckOutcome`; and the helpers every evaluator shares."""
 
 from __future__ import annotations
 
 import functools
+import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from pytest_diageval.agents.grader import GraderRun
 from pytest_diageval.agents.results import ChatResult
+from pytest_diageval.agents.usage import TokenUsage
 
-__all__ = ["CheckOutcome", "describe_expected", "needs_rounds", "run_registered", "set_difference"]
+__all__ = [
+    "Check",
+    "CheckContext",
+    "CheckOutcome",
+    "CheckRaised",
+    "describe_expected",
+    "needs_rounds",
+    "run_registered",
+    "set_difference",
+]
 
 
 @dataclass(frozen=True)
@@ -51,11 +64,55 @@ def describe_expected(value: Any) -> str:
     return str(value)
 
 
+P_co = TypeVar("P_co", covariant=True)
+P_contra = TypeVar("P_contra", contravariant=True)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckContext(Generic[P_co]):
+    """Everything a check may read about one run of one scenario, as pydantic_evals hands an
+    ``EvaluatorContext`` to ``evaluate(ctx)``. Its attributes are fixed and typed: reading
+    one it does not have is an ``AttributeError`` (and a mypy error), never a silent default."""
+
+    key: str
+    """The ``expect`` key being checked (the check's registered name)."""
+    params: P_co
+    """The key's value in the scenario, validated against the check's parameters."""
+    result: ChatResult
+    """The session's result: its rounds, verdict, score, final answer and tool calls."""
+    usage: TokenUsage
+    """The run's tokens per stage (``usage.total.total_tokens``); empty (``usage.stages ==
+    {}``) when no model answer reported any."""
+    grade: GraderRun | None
+    """The grader's answer when the scenario sets ``rubric`` (the grader is asked only then,
+    after the pipeline); otherwise ``None``."""
+
+    if not TYPE_CHECKING:  # mypy keeps refusing unknown attributes; the error names the known
+
+        def __getattr__(self, name: str) -> Any:
+            known = ", ".join(f.name for f in fields(self))
+            hint = (
+                f"; the run's result is ctx.result (ctx.result.{name})"
+                if name in ChatResult.model_fields or hasattr(ChatResult, name)
+                else ""
+            )
+            raise AttributeError(
+                f"CheckContext has no attribute {name!r} (it has {known}){hint}", name=name
+            )
+
+
+class Check(Protocol[P_contra]):
+    """A check: ``fn(params, ctx) -> CheckOutcome``, registered under an ``expect`` key."""
+
+    def __call__(self, params: P_contra, ctx: CheckContext[P_contra], /) -> CheckOutcome: ...
+
+
 E = TypeVar("E")
-Check = Callable[[E, ChatResult], CheckOutcome]
+ResultCheck = Callable[[E, ChatResult], CheckOutcome]
+"""A built-in evaluator's own form: the expected value and the result (no usage, no grade)."""
 
 
-def needs_rounds(check: Check[E]) -> Check[E]:
+def needs_rounds(check: ResultCheck[E]) -> ResultCheck[E]:
     """A session that errored or ran no round fails the check, whatever it expects."""
 
     @functools.wraps(check)
@@ -74,14 +131,30 @@ def needs_rounds(check: Check[E]) -> Check[E]:
     return guarded
 
 
-def run_registered(spec: Any, expected: Any, result: ChatResult, usage: Any = None) -> CheckOutcome:
-    """Run a registered check (a ``CheckSpec``): a session that errored or ran no round fails
-    it as it fails a built-in one (:func:`needs_rounds`); it must return a CheckOutcome."""
+class CheckRaised(Exception):
+    """A registered check raised instead of returning a :class:`CheckOutcome`: its item fails
+    with the error and the check's own frames, not the harness's."""
+
+    def __init__(self, message: str, frames: str) -> None:
+        super().__init__(message)
+        self.frames = frames
+
+
+def run_registered(spec: Any, ctx: CheckContext[Any]) -> CheckOutcome:
+    """Run a registered check (a ``CheckSpec``) as ``spec.function(params, ctx)``: a session
+    that errored or ran no round fails it as it fails a built-in one (:func:`needs_rounds`);
+    it must return a CheckOutcome."""
 
     def call(params: Any, run: ChatResult) -> CheckOutcome:
-        answer = (
-            spec.function(params, run, usage) if spec.needs_usage else spec.function(params, run)
-        )
+        try:
+            answer = spec.function(params, ctx)
+        except Exception as error:
+            own = traceback.extract_tb(error.__traceback__)[1:]  # from the check's frame on
+            raise CheckRaised(
+                f"check {spec.name!r} (registered by {spec.source or 'unknown'}) raised"
+                f" {type(error).__name__}: {error}",
+                "".join([*traceback.format_list(own), *traceback.format_exception_only(error)]),
+            ) from None
         if not isinstance(answer, CheckOutcome):
             raise TypeError(
                 f"check {spec.name!r} (registered by {spec.source or 'unknown'}) returned"
@@ -89,7 +162,7 @@ def run_registered(spec: Any, expected: Any, result: ChatResult, usage: Any = No
             )
         return answer
 
-    return needs_rounds(call)(expected, result)
+    return needs_rounds(call)(ctx.params, ctx.result)
 
 
 def set_difference(name: str, expected: Sequence[str], actual: Sequence[str]) -> list[str]:

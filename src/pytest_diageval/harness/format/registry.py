@@ -2,26 +2,42 @@
 
 A check is a name (the ``expect`` key), the type of its parameters (a pydantic model, or any
 type pydantic validates: ``int``, ``Annotated[int, Field(gt=0)]``, ``list[str]``) and a function
-``(parameters, result: ChatResult) -> CheckOutcome``, as pydantic_evals' small evaluators are a
-dataclass of parameters with one ``evaluate``. The built-in keys go through the same registry
-(:func:`pytest_diageval.harness.checks.evaluators.register_builtin_checks`); their parameters
-are the fields of :class:`~pytest_diageval.harness.format.expectations.Expect`.
+``fn(params, ctx: CheckContext) -> CheckOutcome`` (``harness/checks/outcome.py``), as a
+pydantic_evals evaluator is parameters and one ``evaluate(ctx)``. The built-in keys go through
+the same registry (``register_builtin_checks`` in ``harness/checks/evaluators.py``); their
+parameters are the fields of :class:`~pytest_diageval.harness.format.expectations.Expect`.
 
 A project registers its own in the hook ``pytest_diageval_register_checks(registry)`` (a
 ``conftest.py`` or a plugin; see :mod:`pytest_diageval.harness.hookspecs`), a package through
 the entry-point group ``pytest_diageval.checks`` (the entry point names a function that takes
 the registry). A registered key is checked when the file loads (``file:line:col`` and the
-allowed values, as a built-in key), joins the JSON Schema and becomes its own item.
+allowed values, as a built-in key), joins the JSON Schema and becomes its own item. A
+parameter model refuses unknown keys unless it sets ``extra`` itself.
+
+The earlier form ``fn(params, result)`` (and ``fn(params, result, usage | grade)`` with
+``needs_usage`` / ``needs_grade``) is still accepted, adapted, with a ``DeprecationWarning``.
 """
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import re
+import sys
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Optional, TypeVar
 
-from pydantic import Field, PydanticSchemaGenerationError, TypeAdapter, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PydanticSchemaGenerationError,
+    TypeAdapter,
+    create_model,
+)
 
 from pytest_diageval.harness.format.expectations import EXPECT_KEYS, Expect
 
@@ -54,13 +70,10 @@ class CheckSpec:
 
     name: str
     params: Any
-    function: Callable[..., Any]
+    """The parameters' type as validated: a model that set no ``extra`` refuses unknown keys."""
+    function: Callable[[Any, Any], Any]
+    """Called ``function(params, ctx)`` (a ``CheckContext``); an earlier form is adapted."""
     description: str = ""
-    needs_usage: bool = False
-    """The function takes the run's token usage as a third argument (``tokens`` does)."""
-    needs_grade: bool = False
-    """The function takes the grader's run as a third argument (``rubric`` does): the runner
-    asks the grader after the pipeline, through the run's own client."""
     source: str = ""
     """Who registered it (a module, an entry point): named in a clash."""
 
@@ -92,7 +105,9 @@ class CheckRegistry:
         needs_usage: bool = False,
         needs_grade: bool = False,
     ) -> CheckSpec:
-        """Add the check ``name``; a :class:`CheckRegistrationError` says what is wrong."""
+        """Add the check ``name``, called ``function(params, ctx)``; a
+        :class:`CheckRegistrationError` says what is wrong. ``needs_usage`` / ``needs_grade``
+        are deprecated: they adapt ``fn(params, result, usage | grade)``."""
         source = getattr(function, "__module__", "") or ""
         if not isinstance(name, str) or not re.match(CHECK_NAME_PATTERN, name):
             raise CheckRegistrationError(
@@ -120,18 +135,33 @@ class CheckRegistry:
             ) from None
         if needs_usage and needs_grade:
             raise CheckRegistrationError(f"check {name!r}: needs_usage or needs_grade, not both")
-        spec = CheckSpec(name, params, function, description, needs_usage, needs_grade, source)
+        extra = "usage" if needs_usage else "grade" if needs_grade else None
+        check = _as_check(name, function, extra)
+        spec = CheckSpec(name, _validated_params(name, params), check, description, source)
         self._specs[name] = spec
         self._model = None
         return spec
 
     def check(
-        self, name: str, params: Any, *, description: str = "", needs_usage: bool = False
+        self,
+        name: str,
+        params: Any,
+        *,
+        description: str = "",
+        needs_usage: bool = False,
+        needs_grade: bool = False,
     ) -> Callable[[F], F]:
         """:meth:`register` as a decorator: ``@registry.check("max_answer_chars", int)``."""
 
         def decorate(function: F) -> F:
-            self.register(name, params, function, description=description, needs_usage=needs_usage)
+            self.register(
+                name,
+                params,
+                function,
+                description=description,
+                needs_usage=needs_usage,
+                needs_grade=needs_grade,
+            )
             return function
 
         return decorate
@@ -180,6 +210,93 @@ class CheckRegistry:
         return self._model
 
 
+NEW_FORM = (
+    "write fn(params, ctx) and read ctx.result, ctx.usage and ctx.grade"
+    " (from pytest_diageval import CheckContext, CheckOutcome; see docs/api.md)"
+)
+
+
+def _as_check(name: str, function: Callable[..., Any], extra: str | None) -> Any:
+    """``function`` as ``fn(params, ctx)``: an earlier form is adapted, with a warning."""
+    if extra is not None:
+        _deprecated(name, function, f"fn(params, result, {extra}) with needs_{extra}=True")
+        if extra == "usage":
+            return lambda params, ctx: function(params, ctx.result, ctx.usage)
+        return lambda params, ctx: function(params, ctx.result, ctx.grade)
+    try:
+        signature = inspect.signature(function, follow_wrapped=False)  # what is called
+    except (TypeError, ValueError):  # a callable without a signature: taken at its word
+        return function
+    try:
+        signature.bind(None, None)
+    except TypeError:
+        takes = f"{getattr(function, '__name__', 'function')}({', '.join(signature.parameters)})"
+        raise CheckRegistrationError(
+            f"check {name!r}: {takes} cannot be called as fn(params, ctx); a check takes its"
+            " parameters and a CheckContext (needs_usage / needs_grade: read ctx.usage, ctx.grade)"
+        ) from None
+    if _takes_result(signature):
+        _deprecated(name, function, "fn(params, result)")
+        return lambda params, ctx: function(params, ctx.result)
+    return function
+
+
+def _takes_result(signature: inspect.Signature) -> bool:
+    """The earlier form: a second parameter annotated as something other than a
+    ``CheckContext``, or named ``result`` and not annotated."""
+    positional = [
+        p
+        for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    if len(positional) < 2:
+        return False
+    second = positional[1]
+    if second.annotation is inspect.Parameter.empty:
+        return second.name == "result"
+    return "CheckContext" not in str(second.annotation)  # a class, an alias or a string
+
+
+def _deprecated(name: str, function: Callable[..., Any], form: str) -> None:
+    """A ``DeprecationWarning`` at the function's own line (a conftest.py, a package)."""
+    message = f"check {name!r} is written as {form}, which is deprecated: {NEW_FORM}"
+    code = getattr(function, "__code__", None)
+    if code is None:
+        warnings.warn(message, DeprecationWarning, stacklevel=4)
+        return
+    module = getattr(function, "__module__", None) or "<unknown>"
+    warnings.warn_explicit(
+        message, DeprecationWarning, code.co_filename, code.co_firstlineno, module=module
+    )
+
+
+_PARAMS_COUNT = itertools.count(1)
+
+
+def _validated_params(name: str, params: Any) -> Any:
+    """The parameters as validated: a pydantic model that sets no ``extra`` of its own gets
+    ``extra="forbid"`` (``{mni: 5}`` is a typo, not a silent default), and a model defined
+    inside a function is made one the collected scenario can be pickled with. Both are a
+    subclass kept in this module; the check still receives an instance of the model."""
+    if not (isinstance(params, type) and issubclass(params, BaseModel)):
+        return params
+    strict = "extra" not in params.model_config
+    if not strict and "<locals>" not in params.__qualname__:
+        return params
+    holder = f"_{name}_params_{next(_PARAMS_COUNT)}"
+    namespace: dict[str, Any] = {
+        "__module__": __name__,
+        # pickle finds it by this path; the JSON Schema names it by the last part, as before
+        "__qualname__": f"{holder}.{params.__name__}",
+        "__doc__": params.__doc__,
+    }
+    if strict:
+        namespace["model_config"] = ConfigDict(extra="forbid")
+    subclass = type(params.__name__, (params,), namespace)
+    setattr(sys.modules[__name__], holder, SimpleNamespace(**{params.__name__: subclass}))
+    return subclass
+
+
 def register_entry_point_checks(registry: CheckRegistry) -> None:
     """Call every ``register(registry)`` a package names in :data:`CHECKS_ENTRY_POINT_GROUP`."""
     from importlib.metadata import entry_points
@@ -195,10 +312,13 @@ def register_entry_point_checks(registry: CheckRegistry) -> None:
 
 
 def config_checks(config: Any) -> CheckRegistry:
-    """The run's checks: ``pytest_diageval_register_checks`` called once, on first use.
+    """The run's checks: ``pytest_diageval_register_checks`` called once, on first use, and
+    for every conftest.py or plugin registered after that (a historic hook).
 
     The plugin's own implementation runs first (the built-in keys, then the packages' entry
-    points), then every conftest.py and plugin that implements it.
+    points), then every conftest.py and plugin that implements it. A scenario loaded before a
+    later conftest.py registered its key is loaded again when collection ends
+    (:func:`pytest_diageval.harness.collect.reload_late_checks`).
     """
     import pytest
 
@@ -206,7 +326,8 @@ def config_checks(config: Any) -> CheckRegistry:
     registry: CheckRegistry | None = config.stash.get(key, None)
     if registry is None:
         registry = CheckRegistry()
-        config.hook.pytest_diageval_register_checks(registry=registry)
+        # Historic: a conftest.py pytest loads later (a scenario sub-folder's) registers too.
+        config.hook.pytest_diageval_register_checks.call_historic(kwargs={"registry": registry})
         config.stash[key] = registry
     return registry
 
