@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
 import yaml
 
 from support.html_page import parse_html
@@ -27,8 +28,15 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT_CONFTEST = (ROOT / "conftest.py").read_text("utf-8")
-ANSWER = "order-service 当前存在 HighMemoryUsage 告警，内存使用率达到 91%。"
-"""The documented example's final answer (tests/plugin/test_reports.py pins it too)."""
+ANSWER = (
+    "已确认（以下由工具返回的证据逐条呈现，不含模型措辞）：\norder-service：\n"
+    "- 告警 HighMemoryUsage：触发中，级别 critical，当前 91%，阈值 85%，持续 15m，"
+    "采样 86.2, 87.4, 88.6, 89.8, 91.0（来源：query_metrics #1 $.alerts[0]）\n"
+    "- 日志 2026-07-08 11:17:00 WARN：内存使用率过高: 91.0%, JVM堆内存: 3.8GB/4GB, GC次数: 128"
+    "（来源：query_logs #2 $.logs[4]）\n（时间均为 UTC+08:00）"
+)
+"""The documented example's final answer: its two cited items, rendered by code
+(tests/plugin/test_reports.py pins it too)."""
 LENGTH = len(ANSWER)
 BUILTIN_KEYS = (
     "verdict, groundedness, rounds, answer, parse_status, gatekeeper, forbidden_keywords,"
@@ -76,7 +84,7 @@ def test_the_projects_conftest_check_is_an_item_in_every_report(
     result.stdout.fnmatch_lines(["FAILED scenarios/long.yaml::too-long::max_answer_chars - max_*"])
     # The failure reads as a built-in one: expected, actual, the evidence the check gave.
     assert f"actual:   {LENGTH} characters" in result.outlines
-    assert f"final answer: {ANSWER}" in result.outlines
+    assert f"final answer: {ANSWER.splitlines()[0]}" in result.outlines
     # The terminal table counts it among the scenario's checks.
     (row,) = [line for line in scenarios.summary(result) if line.strip().startswith("too-long ")]
     assert row.split("|")[-1].strip() == "1/2"

@@ -140,7 +140,7 @@ RULES: dict[str, tuple[list[tuple[str, int | None]], list[tuple[str, str, str | 
                 "label-swap",
                 "negation-reversed",
             )
-        ],  # fmt: skip
+        ],
         ([], [("claim-1", "direct_evidence", None)]),
     ),
     "gap-line-names-claim-by-position.yaml": (
