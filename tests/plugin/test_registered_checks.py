@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 import yaml
 
 from support.html_page import parse_html
