@@ -42,6 +42,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     # Only agents.request_options, which imports nothing but the standard library.
     "harness.settings": frozenset({"agents"}),
     "harness.lean_nodes": frozenset(),
+    "harness.outside_dirs": frozenset({"harness.settings"}),
     "harness.xdist": frozenset({"harness.settings"}),
     "harness.cassettes": BELOW_HARNESS | {"harness.settings"},
     "harness.format": BELOW_HARNESS | {"harness.settings", "harness.cassettes"},
@@ -89,6 +90,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "harness.hookspecs",
             "harness.checks",
             "harness.settings",
+            "harness.outside_dirs",
             "harness.xdist",
             "harness.cassettes",
             "harness.format",
