@@ -1,8 +1,10 @@
 """The silent or misleading ends a newcomer met (issue 39, item 4), each as a real pytest run:
-scenario files outside ``diageval_scenario_dirs``."""
+scenario files outside ``diageval_scenario_dirs`` and a recording with no server listening."""
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
@@ -60,3 +62,47 @@ def test_a_run_that_collects_scenarios_says_nothing_of_other_yaml(
 
     result.assert_outcomes(passed=11)
     assert "diageval_scenario_dirs" not in result.stdout.str()
+
+
+# --------------------------------------------------------------------------- no server
+
+
+@pytest.fixture
+def refused_url() -> Iterator[str]:
+    """A local address where nothing listens: the port is bound, never listened on, so every
+    connection to it is refused (no other process can take it meanwhile)."""
+    with socket.socket() as bound:
+        bound.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{bound.getsockname()[1]}/v1"
+
+
+def _record_without_server(
+    pytester: pytest.Pytester, scenarios: ScenarioDir, url: str, *args: str
+) -> pytest.RunResult:
+    data = scenarios.full()
+    data["llm"] = {"cassette": "cassettes/memory.yaml"}
+    scenarios.write("scenarios/memory.yaml", data)
+    options = ("--diageval-record=rewrite", "--diageval-base-url", url, "--diageval-model", "m")
+    return pytester.runpytest(*options, *args)
+
+
+def test_a_recording_with_no_server_listening_names_the_server_commands(
+    pytester: pytest.Pytester, scenarios: ScenarioDir, refused_url: str
+) -> None:
+    result = _record_without_server(pytester, scenarios, refused_url)
+
+    result.assert_outcomes(failed=11)
+    headline = (
+        f"ServerUnreachableError: --diageval-record=rewrite: nothing answered at {refused_url}"
+        " (the connection failed): start a model server first, e.g. `diageval serve-local`"
+        " (the local model; it prints the OPENAI_BASE_URL and DIAGEVAL_MODEL to export), or"
+        " give --diageval-base-url (or OPENAI_BASE_URL) the URL of a running"
+        " OpenAI-compatible server. The model call said: LLM unavailable (planner, round 1):"
+        f" {refused_url} (model m) connection failed: [Errno 111] Connection refused"
+    )
+    headlines = [
+        line for line in scenarios.failures(result) if ": the scenario did not run: " in line
+    ]
+    assert len(headlines) == 11
+    assert all(headline in line for line in headlines)
+    assert not (scenarios.root / "scenarios/cassettes/memory.yaml").exists()
