@@ -1,5 +1,6 @@
 """The silent or misleading ends a newcomer met (issue 39, item 4), each as a real pytest run:
-scenario files outside ``diageval_scenario_dirs`` and a recording with no server listening."""
+scenario files outside ``diageval_scenario_dirs``, a recording with no server listening, and
+repeated samples that never ran."""
 
 from __future__ import annotations
 
@@ -106,3 +107,15 @@ def test_a_recording_with_no_server_listening_names_the_server_commands(
     assert len(headlines) == 11
     assert all(headline in line for line in headlines)
     assert not (scenarios.root / "scenarios/cassettes/memory.yaml").exists()
+
+
+# --------------------------------------------------------------------------- samples
+
+
+def test_samples_that_never_ran_are_not_counted_as_agreeing(
+    pytester: pytest.Pytester, scenarios: ScenarioDir, refused_url: str
+) -> None:
+    result = _record_without_server(pytester, scenarios, refused_url, "--diageval-repeat", "3")
+
+    result.assert_outcomes(failed=11)
+    result.stdout.fnmatch_lines(["*high-memory-positive*PASS*—/—/—*| 0/3 *| 0/11"])
