@@ -309,6 +309,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> Generator[None, N
     never see it (so it is not counted as deselected); it runs last.
     """
     items_module = sys.modules.get("pytest_diageval.harness.collect")  # loaded by a scenario
+    if items_module is not None:  # a scenario whose id a later file reused runs as neither
+        items_module.fail_reused_ids(items)
     invalid_type: type[pytest.Item] | None = getattr(items_module, "InvalidScenario", None)
     invalid = [item for item in items if invalid_type and isinstance(item, invalid_type)]
     if invalid:

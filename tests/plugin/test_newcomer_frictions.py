@@ -1,11 +1,12 @@
 """The silent or misleading ends a newcomer met (issue 39, item 4), each as a real pytest run:
-scenario files outside ``diageval_scenario_dirs``, a recording with no server listening, and
-repeated samples that never ran."""
+scenario files outside ``diageval_scenario_dirs``, a recording with no server listening,
+repeated samples that never ran, and two files with one scenario id."""
 
 from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -119,3 +120,56 @@ def test_samples_that_never_ran_are_not_counted_as_agreeing(
 
     result.assert_outcomes(failed=11)
     result.stdout.fnmatch_lines(["*high-memory-positive*PASS*—/—/—*| 0/3 *| 0/11"])
+
+
+# --------------------------------------------------------------------------- duplicate ids
+
+
+def _id_position(path: Path) -> str:
+    """``line:column`` of the ``id:`` key in a scenario file."""
+    for number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
+        if line.startswith("id:"):
+            return f"{number}:1"
+    raise AssertionError(f"no id line in {path}")
+
+
+def test_a_duplicate_id_fails_every_file_that_has_it_and_none_runs(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    scenarios.count_runs()
+    first = scenarios.write("scenarios/a.yaml", scenarios.example())
+    copy = scenarios.example()
+    copy["title"] = "同一个 id 的第二个文件"
+    second = scenarios.write("scenarios/b.yaml", copy)
+    scenarios.write("scenarios/low.yaml", scenarios.low_confidence())  # another id: it runs
+
+    result = pytester.runpytest()
+
+    result.assert_outcomes(passed=2, failed=2)
+    message = (
+        f"duplicate scenario id 'high-memory-positive' in {first} and {second}: ids must be"
+        " unique in a run (give all but one of them a distinct `id:`)"
+    )
+    for path in (first, second):
+        assert f"{path}:{_id_position(path)}: id: {message}" in result.outlines
+    result.stdout.fnmatch_lines(
+        [
+            "FAILED scenarios/a.yaml::invalid-scenario*",
+            "FAILED scenarios/b.yaml::invalid-scenario*",
+        ],
+        consecutive=False,
+    )
+    assert [scenario for scenario, _ in scenarios.runs()] == ["memory-low-confidence"]
+
+
+def test_three_files_with_one_id_each_fail_and_the_first_names_all_three(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    paths = [scenarios.write(f"scenarios/{name}.yaml", scenarios.example()) for name in "abc"]
+
+    result = pytester.runpytest("-k", "verdict")  # a selection hides no broken file
+
+    result.assert_outcomes(failed=3)
+    assert f"in {paths[0]} and {paths[1]} and {paths[2]}: ids must be unique" in (
+        result.stdout.str()
+    )
