@@ -173,3 +173,63 @@ def test_three_files_with_one_id_each_fail_and_the_first_names_all_three(
     assert f"in {paths[0]} and {paths[1]} and {paths[2]}: ids must be unique" in (
         result.stdout.str()
     )
+
+
+# --------------------------------------------------------------------------- YAML syntax
+
+HEAD = "id: bad\ntitle: t\n"
+TAIL = "world: default\nexpect: {verdict: PASS}\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "position", "message"),
+    [
+        pytest.param(
+            "query: 只确认 order-service\n  notes: a key indented under a value\n",
+            "3:1",
+            "invalid YAML: mapping values are not allowed in this context; line 4 is indented"
+            " under line 3, so it reads as more of line 3's value: check the indentation of"
+            " line 4 (align its key with line 3's), or end line 3 at its key's ':' to make it"
+            " hold a mapping",
+            id="a key indented under a value",
+        ),
+        pytest.param(
+            "query q\n\n# the colon is missing above\n",
+            "3:1",
+            "invalid YAML: could not find expected ':' (while scanning a simple key); line 3 is"
+            " a key without its ':' (or, if it continues the value above it, is not indented"
+            " enough)",
+            id="a key without its colon",
+        ),
+        pytest.param(
+            'query: "只确认 order-service\ntags: [memory]\n',
+            "3:8",
+            "invalid YAML: found unexpected end of stream (while scanning a quoted scalar);"
+            " line 3 opens a quote that is never closed",
+            id="a quote never closed",
+        ),
+        pytest.param(
+            "query: q\nllm:\n  script:\n    - stage: planner\n   - stage: executor\n",
+            "7:4",
+            "invalid YAML: did not find expected key (while parsing a block mapping); check the"
+            " indentation of line 7: it lines up with no key of the mapping begun on line 5",
+            id="an item less indented than its list",
+        ),
+        pytest.param(
+            "query: 只确认: order-service\n",
+            "3:11",
+            "invalid YAML: mapping values are not allowed in this context; a value that holds"
+            " ': ' must be quoted (\"…\")",
+            id="a colon in a value",
+        ),
+    ],
+)
+def test_a_yaml_syntax_error_points_at_the_line_of_the_mistake_with_a_hint(
+    pytester: pytest.Pytester, scenarios: ScenarioDir, body: str, position: str, message: str
+) -> None:
+    path = scenarios.write_text("scenarios/bad.yaml", HEAD + body + TAIL)
+
+    result = pytester.runpytest()
+
+    result.assert_outcomes(failed=1)
+    assert f"{path}:{position}: {message}" in result.outlines
