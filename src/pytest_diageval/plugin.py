@@ -24,6 +24,7 @@ __all__ = [
     "pytest_configure",
     "pytest_diageval_register_checks",
     "pytest_runtest_makereport",
+    "pytest_terminal_summary",
     "pytest_xdist_make_scheduler",
 ]
 
@@ -256,6 +257,7 @@ def _configure_mutation(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    from pytest_diageval.harness.outside_dirs import note_collected, note_skipped
     from pytest_diageval.harness.settings import (
         SCENARIO_SUFFIXES,
         configured_cassette_dir,
@@ -269,14 +271,17 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     config = parent.config
     # Folders above the project (say ~/worlds/project) must not stop collection.
     roots = (config.rootpath, config.invocation_params.dir)
+    cassette_dir = configured_cassette_dir(config)
     if not is_scenario_file(
         file_path,
-        configured_cassette_dir(config),
+        cassette_dir,
         roots,
         scenario_dirs=configured_scenario_dirs(config),
         explicit=explicit_paths(config),
     ):
+        note_skipped(config, file_path, cassette_dir, roots)  # named if nothing is collected
         return None
+    note_collected(config)
     from pytest_diageval.harness.collect import ScenarioFile  # the heavy imports start here
 
     if config.getoption("diageval_mutate"):
@@ -285,6 +290,14 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         return MutationFile.from_parent(parent, path=file_path)
     node: pytest.Collector = ScenarioFile.from_parent(parent, path=file_path)
     return node
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """A run that collected no scenario names the scenario files outside the scenario folders."""
+    from pytest_diageval.harness.outside_dirs import outside_lines
+
+    for line in outside_lines(config):
+        terminalreporter.write_line(line)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -299,8 +312,9 @@ def pytest_collection_modifyitems(
     before a later conftest.py registered more checks is loaded again first.
     """
     items_module = sys.modules.get("pytest_diageval.harness.collect")  # loaded by a scenario
-    if items_module is not None:  # a file that failed before a later conftest.py's checks
-        items_module.reload_late_checks(items, config)
+    if items_module is not None:
+        items_module.reload_late_checks(items, config)  # failed before a later conftest's checks
+        items_module.fail_reused_ids(items)  # a scenario whose id a later file reused: neither
     invalid_type: type[pytest.Item] | None = getattr(items_module, "InvalidScenario", None)
     invalid = [item for item in items if invalid_type and isinstance(item, invalid_type)]
     if invalid:

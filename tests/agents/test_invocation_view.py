@@ -15,13 +15,10 @@ from pytest_diageval.core.contract.contracts import ToolInvocation
 from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
 from pytest_diageval.harness.format.loader import load_scenario, load_scenario_world
 from pytest_diageval.harness.format.registry import config_checks
+from support.shipped import shipped_scenario_paths
 
 REPO = Path(__file__).resolve().parents[2]
-SCRIPTED = sorted(
-    path
-    for path in (REPO / "scenarios").rglob("*.yaml")
-    if not {"cassettes", "worlds", "live"} & set(path.relative_to(REPO).parts)
-)
+SCRIPTED = [path for path in shipped_scenario_paths() if "live" not in path.relative_to(REPO).parts]
 
 
 class _CheckedRecorder(ToolInvocationRecorder):

@@ -22,10 +22,10 @@ from pytest_diageval.harness.format.loader import load_scenario, resolve_cassett
 from pytest_diageval.harness.format.registry import CheckRegistry, config_checks
 from pytest_diageval.harness.runner import run_scenario
 from pytest_diageval.harness.settings import RunSettings
+from support.shipped import shipped_scenario_paths
 
 REPO = Path(__file__).resolve().parents[2]
-SCENARIOS = sorted((REPO / "scenarios").rglob("*.yaml"))
-SHIPPED = [path for path in SCENARIOS if "worlds" not in path.parts]
+SHIPPED = shipped_scenario_paths()
 
 ANSWER = {
     "id": "chatcmpl-1",

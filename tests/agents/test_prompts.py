@@ -45,6 +45,7 @@ from pytest_diageval.core.evidence.world import default_world, load_world
 from pytest_diageval.core.judge.claim_support import claim_ceilings
 from pytest_diageval.core.judge.gatekeeper import Gatekeeper
 from pytest_diageval.core.scope.session import ScopeNames, session_scope, split_claims
+from support.shipped import shipped_scenario_paths
 
 GENERIC_VERIFIER = structured_request(VerifierOutput)[1]["tools"][0]["function"]["parameters"]
 DATA_TAGS = frozenset(
@@ -208,7 +209,6 @@ def _examples(agent: Any) -> list[str]:
 EXAMPLE_WORLD = load_world(
     Path(str(resources.files("pytest_diageval.agents").joinpath("prompts", "example-world.yaml")))
 )
-SUITE = Path(__file__).resolve().parents[2] / "scenarios"
 
 
 def test_the_examples_subjects_are_of_their_own_world_and_no_question_names_them() -> None:
@@ -225,8 +225,8 @@ def test_the_examples_subjects_are_of_their_own_world_and_no_question_names_them
     assert not subjects & (default_subjects | {log.service for log in default.logs})
     questions = [
         str(yaml.safe_load(path.read_text("utf-8")).get("query", ""))
-        for path in SUITE.rglob("*.yaml")
-        if "worlds" not in path.parts and "query:" in path.read_text("utf-8")
+        for path in shipped_scenario_paths()
+        if "query:" in path.read_text("utf-8")
     ]
     assert len(questions) > 100
     assert [q for q in questions if any(name in q for name in subjects)] == []

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -125,3 +128,39 @@ def test_schema_world_prints_the_committed_world_schema(
     assert main(["schema", "--world"]) == 0
     committed = Path(__file__).parents[2] / "scenarios" / "world.schema.json"
     assert capsys.readouterr().out == committed.read_text("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (["world", "query_logs", '{"service": "order-service"}'], 141),
+        (["schema"], 141),
+        (["--help"], 0),  # argparse drops an error writing its own messages
+    ],
+    ids=["world", "schema", "help"],
+)
+def test_a_closed_pipe_ends_a_command_quietly_without_a_traceback(
+    argv: list[str], code: int
+) -> None:
+    """``diageval world … | head``: the reader is gone before the command writes a byte (its
+    end of the pipe is closed before the command starts), so every write meets EPIPE."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        ended = subprocess.run(
+            [sys.executable, "-c", ENTRY_POINT, *argv],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+
+    assert ended.stderr == ""
+    assert ended.returncode == code  # 141 = 128 + SIGPIPE: what a shell reports for `… | head`
+
+
+ENTRY_POINT = "import sys; from pytest_diageval.cli.command import main; sys.exit(main())"
+"""What the installed ``diageval`` script runs (pyproject's ``[project.scripts]``)."""

@@ -35,7 +35,7 @@ def test_the_short_summary_starts_with_the_relative_file_line_and_field(
     pytester: pytest.Pytester, scenarios: ScenarioDir, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _bad_files(scenarios)
-    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv("COLUMNS", "300")
 
     result = pytester.runpytest("-q", "-p", "no:cacheprovider", "--junitxml", "junit.xml")
 
@@ -44,8 +44,9 @@ def test_the_short_summary_starts_with_the_relative_file_line_and_field(
     assert summary == [
         "FAILED scenarios/bad.yaml::invalid-scenario - scenarios/bad.yaml:8: expect.verdict:"
         " 'PASSS' is not one of PASS, LOW_CONFID, REJECT (+1 more problem)",
-        "FAILED scenarios/deep/er/broken.yaml::invalid-scenario - scenarios/deep/er/broken.yaml:3:"
-        " invalid YAML: did not find expected ',' or ']' (while parsing a flow sequence)",
+        "FAILED scenarios/deep/er/broken.yaml::invalid-scenario - scenarios/deep/er/broken.yaml:2:"
+        " invalid YAML: did not find expected ',' or ']' (while parsing a flow sequence); line 2"
+        " opens a [ … ] list whose ',' or closing ']' is missing",
     ]
     # Below the headline, every problem with its column, as before.
     root = pytester.path
@@ -68,7 +69,7 @@ def test_a_narrow_terminal_cuts_the_message_not_the_place(
 
     [line] = [line for line in result.outlines if line.startswith("FAILED ")]
     assert line.startswith(
-        "FAILED scenarios/broken.yaml::invalid-scenario - scenarios/broken.yaml:3:"
+        "FAILED scenarios/broken.yaml::invalid-scenario - scenarios/broken.yaml:2:"
     )
     assert str(pytester.path) not in line
 
@@ -79,6 +80,6 @@ def test_tb_line_prints_the_place_once(pytester: pytest.Pytester, scenarios: Sce
     result = pytester.runpytest("-q", "-p", "no:cacheprovider", "--tb=line")
 
     assert (
-        "scenarios/broken.yaml:3: invalid YAML: did not find expected ',' or ']' (while parsing"
-        " a flow sequence)"
+        "scenarios/broken.yaml:2: invalid YAML: did not find expected ',' or ']' (while parsing"
+        " a flow sequence); line 2 opens a [ … ] list whose ',' or closing ']' is missing"
     ) in result.outlines

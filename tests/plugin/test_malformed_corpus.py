@@ -197,7 +197,7 @@ FILE_CASES = [
     Case("comment-only", scenario_text("# nothing yet\n"), ":1:1: the file is empty"),
     Case("top-list", scenario_text("- a\n- b\n"), "the top level must be a mapping"),
     Case("top-scalar", scenario_text("hello\n"), "got 'hello'"),
-    Case("unclosed", scenario_text("title: [a\n"), "{name}.yaml:2:1: invalid YAML"),
+    Case("unclosed", scenario_text("title: [a\n"), "{name}.yaml:1:8: invalid YAML"),
     Case("tab", scenario_text("title: t\nexpect:\n\tverdict: PASS\n"), "indent YAML with spaces"),
     Case("dup-key", scenario_text("title: a\ntitle: b\n"), ":2:1: title: duplicate key"),
     Case(

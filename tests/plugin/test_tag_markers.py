@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_diageval.harness.format.markers import scenario_tag_counts
+from support.shipped import shipped_scenario_paths
 
 if TYPE_CHECKING:
     from conftest import ScenarioDir
@@ -84,7 +85,7 @@ def test_the_projects_own_markers_share_no_name_with_a_shipped_scenario_tag() ->
     # A project marker named like a tag selects both: `-m "not live"` once dropped the
     # offline replays of scenarios/live/ along with the tests that need a model server.
     names = {line.split(":", 1)[0].strip() for line in _project_markers()}
-    tags = set(scenario_tag_counts((REPO / "scenarios").rglob("*.yaml")))
+    tags = set(scenario_tag_counts(shipped_scenario_paths()))
 
     assert "model_server" in names
     assert "live" in tags

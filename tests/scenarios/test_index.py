@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support.shipped import shipped_scenario_files
+from support.shipped import shipped_files, shipped_scenario_files, tracked_files
 
 ROOT = Path(__file__).resolve().parents[2]
 INDEX = ROOT / "scenarios" / "README.md"
@@ -108,7 +108,7 @@ def test_every_seed_scenario_carries_a_seed_requirement_tag() -> None:
     }
     untagged = []
     for folder, wanted in prefixes.items():
-        for path in sorted((ROOT / "scenarios" / folder).glob("*.yaml")):
+        for path in shipped_files(f"scenarios/{folder}", "*.yaml"):
             tags = yaml.safe_load(path.read_text("utf-8")).get("tags", [])
             if not any(tag.startswith(wanted) for tag in tags):
                 untagged.append(f"{folder}/{path.name}")
@@ -117,15 +117,15 @@ def test_every_seed_scenario_carries_a_seed_requirement_tag() -> None:
     )
 
 
-# The tests that read every file under scenarios/: the index and the schema check each file,
-# the request check sends every scenario's requests (one test), the recorder check runs each
-# scenario as its own test (the user's one is enough here).
+# The tests that read or run every shipped file under scenarios/ (the index, the schema check,
+# the request check, the recorder check over each scripted scenario, the prompts' examples).
 SUITE_TESTS = (
     "tests/scenarios/test_index.py",
     "tests/harness/format/test_scenario_schema.py",
     "tests/agents/test_post_completion.py::test_every_shipped_request_is_sent_exactly_as_create_sends_it",
+    "tests/agents/test_invocation_view.py",
+    "tests/agents/test_prompts.py::test_the_examples_subjects_are_of_their_own_world_and_no_question_names_them",
 )
-PER_SCENARIO_TESTS = ("tests/agents/test_invocation_view.py",)
 PYTEST = (
     *(sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:xdist"),
     *(
@@ -133,6 +133,12 @@ PYTEST = (
         "tests/scenarios/test_index.py::test_a_users_own_scenario_folder_breaks_no_test",
     ),
 )
+DRAFT = "id: my-draft\ntitle: half written\nquery: 只确认 order-service\nexpect: {verdict: PAS}\n"
+"""A user's scenario still being written: an invalid verdict, no model answers."""
+UNRECORDED = (
+    "id: my-unrecorded\ntitle: t\nquery: q\nllm: {cassette: cassettes/none.yaml}\nexpect: {}\n"
+)
+"""A user's scenario that replays a cassette not recorded yet (as ``diageval scaffold`` writes)."""
 
 
 def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -144,14 +150,15 @@ def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git to tell shipped files apart")
 def test_a_users_own_scenario_folder_breaks_no_test(tmp_path: Path) -> None:
     """The README says: save the example as scenarios/mine/high-memory.yaml. In a checkout
-    (a copy of this one, its files tracked) with that file, on its own world in
-    scenarios/mine/worlds/, the tests that read the whole scenarios/ folder still pass, and
-    so does the user's scenario, in them too."""
-    for part in ("tests", "scenarios", "cassettes"):
-        shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__"))
-    for part in ("pyproject.toml", "conftest.py"):  # conftest.py: the project's own checks
-        shutil.copy(ROOT / part, tmp_path)
+    (a copy of this one's tracked files) with that file, its world, a draft that does not load
+    and a scenario not recorded yet, the tests that read the shipped suite pass and read none
+    of the user's files (they read what git tracks)."""
     tracked = ["tests", "scenarios", "cassettes", "pyproject.toml", "conftest.py"]
+    for part in tracked:  # conftest.py: the project's own checks
+        for path in tracked_files(ROOT, part) or ():
+            copy = tmp_path / path.relative_to(ROOT)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, copy)
     for command in (["init", "-q"], ["add", *tracked]):
         subprocess.run(["git", "-C", str(tmp_path), *command], check=True, capture_output=True)
     readme = (ROOT / "README.md").read_text("utf-8")
@@ -165,14 +172,14 @@ def test_a_users_own_scenario_folder_breaks_no_test(tmp_path: Path) -> None:
     (mine / "worlds").mkdir(parents=True)
     (mine / "high-memory.yaml").write_text(yaml.safe_dump(scenario, allow_unicode=True), "utf-8")
     (mine / "worlds" / "shop.yaml").write_text(examples["world"], "utf-8")
+    (mine / "draft.yaml").write_text(DRAFT, "utf-8")
+    (mine / "unrecorded.yaml").write_text(UNRECORDED, "utf-8")
 
-    whole = _pytest(tmp_path, *SUITE_TESTS, "scenarios/mine/")
-    each = _pytest(tmp_path, *PER_SCENARIO_TESTS, "-k", "high-memory and not live")
+    project = _pytest(tmp_path, *SUITE_TESTS)
+    users = _pytest(tmp_path, "scenarios/mine/high-memory.yaml")
 
-    assert whole.returncode == 0, whole.stdout[-3000:]
-    assert each.returncode == 0, each.stdout[-3000:]
-    assert "scenarios/mine/high-memory.yaml::my-high-memory::verdict PASSED" in whole.stdout
-    assert "test_every_scenario_file_passes_schema_and_loader[mine/high-memory.yaml] PASSED" in (
-        whole.stdout
-    )
-    assert "test_the_executor_sees_the_stored_rows_every_turn[high-memory] PASSED" in each.stdout
+    assert project.returncode == 0, project.stdout[-3000:]
+    assert "mine" not in project.stdout
+    assert "test_the_executor_sees_the_stored_rows_every_turn[01-" in project.stdout
+    assert users.returncode == 0, users.stdout[-3000:]
+    assert "4 passed" in users.stdout

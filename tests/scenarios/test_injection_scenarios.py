@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from support.scenario_runs import load_raw
+from support.shipped import shipped_files
 
 INJECTION_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "injection"
 INSTRUCTION_LIKE = ["evidence.instruction_like"]
@@ -83,7 +84,9 @@ def _expect(name: str) -> dict[str, Any]:
 
 
 def test_every_injection_scenario_is_listed_once_with_its_own_technique() -> None:
-    assert sorted(TECHNIQUES) == sorted(path.name for path in INJECTION_DIR.glob("*.yaml"))
+    assert sorted(TECHNIQUES) == [
+        path.name for path in shipped_files("scenarios/injection", "*.yaml")
+    ]
     assert sorted(number for number, *_ in TECHNIQUES.values()) == list(range(1, 14))
 
 

@@ -32,6 +32,7 @@ from support.scenario_runs import (
     script_entries,
     write_scenario,
 )
+from support.shipped import shipped_files
 
 Data = dict[str, Any]
 
@@ -258,7 +259,7 @@ def _mutated_file(mutation: Mutation, folder: Path) -> Path:
 
 
 def test_every_matrix_scenario_has_a_mutation() -> None:
-    shipped = sorted(path.stem for path in MATRIX_DIR.glob("*.yaml"))
+    shipped = [path.stem for path in shipped_files("scenarios/matrix", "*.yaml")]
     assert len(shipped) == 7
     assert shipped == MATRIX
 

@@ -16,6 +16,7 @@ import pytest
 
 from pytest_diageval.core.answer import composer, templates
 from support.scenario_runs import failed_keys, load_raw, run_file
+from support.shipped import shipped_files
 
 SOUNDNESS_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "soundness"
 
@@ -162,7 +163,7 @@ RULES: dict[str, tuple[list[tuple[str, int | None]], list[tuple[str, str, str | 
 
 
 def test_every_soundness_scenario_is_pinned_here_and_tagged_soundness() -> None:
-    paths = sorted(SOUNDNESS_DIR.glob("*.yaml"))
+    paths = shipped_files("scenarios/soundness", "*.yaml")
     assert sorted(RULES) == [path.name for path in paths]
     untagged = [p.name for p in paths if "soundness" not in load_raw(p).get("tags", [])]
     assert untagged == []

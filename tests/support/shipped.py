@@ -1,9 +1,11 @@
-"""Which files under ``scenarios/`` the project ships, as opposed to a user's own.
+"""Which files under ``scenarios/`` (and ``cassettes/``) the project ships, as opposed to a
+user's own.
 
 The README invites a newcomer to save a scenario as ``scenarios/mine/high-memory.yaml``: the
-tests that check the shipped suite (its index, its count) must not count that file. A file is
-shipped when git tracks it; outside a git work tree (an unpacked archive, no ``git``), the
-shipped files are those in the folders the suite's index names.
+tests that check or run the shipped suite must never read that file (a half-written draft of
+theirs must not fail the project's tests). A file is shipped when git tracks it; outside a
+git work tree (an unpacked archive, no ``git``), :func:`shipped_files` takes the files on disk
+and :func:`shipped_scenario_files` those in the folders the suite's index names.
 """
 
 from __future__ import annotations
@@ -12,7 +14,15 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["shipped_scenario_files", "tracked_files"]
+__all__ = [
+    "REPO",
+    "shipped_files",
+    "shipped_scenario_files",
+    "shipped_scenario_paths",
+    "tracked_files",
+]
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def tracked_files(root: Path, folder: str) -> set[Path] | None:
@@ -34,6 +44,31 @@ def tracked_files(root: Path, folder: str) -> set[Path] | None:
     except (OSError, subprocess.CalledProcessError):
         return None
     return {Path(top) / name for name in listed.split("\0") if name}
+
+
+def shipped_files(folder: str, pattern: str = "**/*.yaml", *, root: Path = REPO) -> list[Path]:
+    """The shipped files under ``root/folder`` that match ``pattern`` (a glob relative to the
+    folder; ``**/`` for any depth), sorted: those git tracks (``git ls-files``), or every such
+    file on disk when ``root`` is not a git checkout. A tracked file deleted from disk is not
+    listed; ``worlds/`` and ``cassettes/`` folders are listed like any other."""
+    present = sorted(path for path in (root / folder).glob(pattern) if path.is_file())
+    tracked = tracked_files(root, folder)
+    if tracked is None:
+        return present
+    resolved = {path.resolve() for path in tracked}
+    return [path for path in present if path.resolve() in resolved]
+
+
+def shipped_scenario_paths(subfolder: str = "", *, root: Path = REPO) -> list[Path]:
+    """The shipped scenario files under ``scenarios/`` (or its ``subfolder``), sorted: every
+    ``*.yaml`` / ``*.yml`` there but those under a ``worlds`` or ``cassettes`` folder."""
+    folder = f"scenarios/{subfolder}".rstrip("/")
+    return sorted(
+        path
+        for pattern in ("**/*.yaml", "**/*.yml")
+        for path in shipped_files(folder, pattern, root=root)
+        if not {"worlds", "cassettes"} & set(path.relative_to(root / "scenarios").parts)
+    )
 
 
 def shipped_scenario_files(

@@ -30,6 +30,29 @@ __all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``diageval`` command; its exit code.
+
+    A reader that stops early (``diageval world … | head``) ends the command quietly with
+    141 (128 + SIGPIPE, what a shell reports for such a pipeline), never with a traceback.
+    """
+    try:
+        try:
+            return _command(argv)
+        finally:
+            sys.stdout.flush()  # what is still buffered meets a closed pipe here, not at exit
+    except BrokenPipeError:
+        # Python flushes stdout once more at exit: that flush must find no pipe either.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return CLOSED_PIPE
+
+
+CLOSED_PIPE = 128 + signal.SIGPIPE
+"""The exit code of a command whose reader closed the pipe."""
+
+
+def _command(argv: Sequence[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)

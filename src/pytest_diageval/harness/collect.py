@@ -20,6 +20,7 @@ from pytest_diageval.harness.checks.failures import problems_repr
 from pytest_diageval.harness.format.loader import (
     ScenarioError,
     duplicate_id_error,
+    duplicate_ids,
     load_scenario,
     load_scenario_world,
     resolve_cassette_path,
@@ -36,9 +37,16 @@ from pytest_diageval.harness.settings import (
     run_settings,
 )
 
-__all__ = ["INVALID_SCENARIO", "InvalidScenario", "ScenarioFile", "reload_late_checks"]
+__all__ = [
+    "INVALID_SCENARIO",
+    "InvalidScenario",
+    "ScenarioFile",
+    "fail_reused_ids",
+    "reload_late_checks",
+]
 
-SEEN_IDS_KEY = pytest.StashKey[dict[str, Path]]()
+SEEN_IDS_KEY = pytest.StashKey[dict[str, list[Path]]]()
+"""Every scenario id collected in this run, with the files that gave it, in collection order."""
 
 
 class ScenarioFile(LeanNode, pytest.File):
@@ -85,10 +93,13 @@ class ScenarioFile(LeanNode, pytest.File):
         return ScenarioOutline.of(scenario), cassette
 
     def _check_unique_id(self, scenario: Scenario) -> None:
-        seen = self.config.stash.setdefault(SEEN_IDS_KEY, {})
-        first = seen.setdefault(scenario.scenario_id, self.path)
-        if first != self.path:
-            raise duplicate_id_error(scenario.scenario_id, first, self.path)
+        """A later file with an id already collected fails here; the first one fails once
+        collection is over (:func:`fail_reused_ids`), so neither runs as the other."""
+        files = self.config.stash.setdefault(SEEN_IDS_KEY, {}).setdefault(scenario.scenario_id, [])
+        if self.path not in files:
+            files.append(self.path)
+        if files[0] != self.path:
+            raise duplicate_id_error(scenario.scenario_id, files[0], self.path)
 
     def _cassette_dir(self) -> Path:
         return configured_cassette_dir(self.config) or self.path.parent / "cassettes"
@@ -171,3 +182,33 @@ def _items_of(node: pytest.Collector) -> Iterator[pytest.Item]:
         else:
             assert isinstance(child, pytest.Collector)
             yield from _items_of(child)
+
+
+def fail_reused_ids(items: list[pytest.Item]) -> None:
+    """The items of a scenario whose id a later file reused give way to one invalid-scenario
+    item of its file, naming every file with that id (the later files failed when collected)."""
+    seen = items[0].config.stash.get(SEEN_IDS_KEY, {}) if items else {}
+    reused = {scenario_id: files for scenario_id, files in seen.items() if len(files) > 1}
+    if not reused:
+        return
+    kept: list[pytest.Item] = []
+    failed: set[Path] = set()
+    for item in items:
+        node = item.getparent(ScenarioNode)
+        files = reused.get(node.scenario_id) if node is not None else None
+        if node is None or files is None or node.path != files[0]:
+            kept.append(item)
+        elif node.path not in failed:
+            failed.add(node.path)
+            error = _reused_id_error(node.scenario_id, files)
+            parent = node.parent
+            assert isinstance(parent, ScenarioFile)
+            kept.append(InvalidScenario.from_parent(parent, name=INVALID_SCENARIO, error=error))
+    items[:] = kept
+
+
+def _reused_id_error(scenario_id: str, files: list[Path]) -> ScenarioError:
+    """The error of the first file with ``scenario_id``, at its ``id`` line, naming them all."""
+    at = duplicate_id_error(scenario_id, files[1], files[0])  # at files[0]'s `id:` line
+    (message,) = duplicate_ids([(scenario_id, path) for path in files])
+    return ScenarioError(files[0], at.line, at.column, "id", message)

@@ -51,7 +51,15 @@ from pytest_diageval.harness.settings import RecordMode, RunSettings
 if TYPE_CHECKING:
     from pytest_diageval.harness.cassettes.session import CassetteSession
 
-__all__ = ["REPLAY_API_KEY", "MissingSampleError", "ScenarioRun", "run_samples", "run_scenario"]
+__all__ = [
+    "REPLAY_API_KEY",
+    "MissingSampleError",
+    "ScenarioRun",
+    "ServerUnreachableError",
+    "run_samples",
+    "run_scenario",
+    "unreachable_error",
+]
 
 REPLAY_API_KEY = "replay-without-key"
 """Sent (and never recorded) when replaying without OPENAI_API_KEY: replay needs no key."""
@@ -259,6 +267,9 @@ def _run_cassette(
         refused = settings.refused_key_error(result.error, endpoint[0])
         if refused is not None:
             raise refused
+        unreachable = unreachable_error(settings.record_mode, result.error, endpoint[0])
+        if unreachable is not None:  # nothing listens there: say how to start a server
+            raise unreachable
     if endpoint is not None and not session.abandoned and session.path.is_file():
         # What the printed re-record command needs; vcrpy rewrote the file without it.
         recorded = RecordingMetadata(
@@ -266,6 +277,30 @@ def _run_cassette(
         )
         write_metadata(session.path, recorded)
     return result, grade
+
+
+class ServerUnreachableError(Exception):
+    """A recording could not connect to its endpoint: no model server is running there."""
+
+
+_CONNECTION_FAILED = "connection failed: "
+"""How ``LLM`` describes a request that never reached a server (agents/llm.py)."""
+
+
+def unreachable_error(
+    record_mode: RecordMode, run_error: str | None, base_url: str
+) -> ServerUnreachableError | None:
+    """When a recording stopped because nothing answered at ``base_url``: the error that
+    names the commands that start a server or point at one; else None."""
+    if _CONNECTION_FAILED not in (run_error or ""):
+        return None
+    return ServerUnreachableError(
+        f"--diageval-record={record_mode}: nothing answered at {base_url} (the connection"
+        " failed): start a model server first, e.g. `diageval serve-local` (the local model;"
+        " it prints the OPENAI_BASE_URL and DIAGEVAL_MODEL to export), or give"
+        " --diageval-base-url (or OPENAI_BASE_URL) the URL of a running OpenAI-compatible"
+        f" server. The model call said: {run_error}"
+    )
 
 
 def _recorded_world(scenario: Scenario, path: Path, cassette: Path) -> str | None:

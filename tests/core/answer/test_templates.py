@@ -552,3 +552,34 @@ def test_assert_no_raw_leak_raises_with_the_reason() -> None:
     assert_no_raw_leak(USER_FACING)
     with pytest.raises(RawLeakError, match="a whole JSON value"):
         assert_no_raw_leak(RAW_FINAL_ANSWER)
+
+
+@pytest.mark.parametrize(
+    ("text", "stripped"),
+    [
+        ("内存\u202e91%", "内存91%"),  # right-to-left override
+        ("order\u200b-service", "order-service"),  # zero-width space
+        ("\u2066告警\u2069", "告警"),  # isolates
+        ("内\u200d存", "内存"),  # zero-width joiner
+        ("a\u061cb", "ab"),  # Arabic letter mark
+        ("a\x00b\x1bc", "abc"),  # C0 controls
+        ("a\ue000b", "ab"),  # private use
+        ("第一行\n第二行\t完", "第一行\n第二行\t完"),  # newline and tab stay
+        ("告警 😀 91%", "告警 😀 91%"),  # visible symbols stay
+    ],
+)
+def test_strip_control_table(text: str, stripped: str) -> None:
+    assert templates.strip_control(text) == stripped
+
+
+@pytest.mark.parametrize(
+    ("text", "hides"),
+    [
+        ("order-service ~~未~~发现告警", True),
+        ("<del>未</del>发现", True),
+        ("未\u0336发现", True),
+        ("order-service 未发现告警", False),
+    ],
+)
+def test_hides_text_table(text: str, hides: bool) -> None:
+    assert templates.hides_text(text) is hides

@@ -21,6 +21,7 @@ from pytest_diageval.core.scope.claims import (
     scope_problems,
 )
 from pytest_diageval.core.scope.session import ScopeNames, session_scope
+from support.shipped import shipped_files
 
 REPO = Path(__file__).resolve().parents[3]
 WORLD = default_world()
@@ -66,7 +67,7 @@ def _recorded_claims(cassette: Path) -> list[dict[str, Any]]:
     return claims
 
 
-LIVE = sorted((REPO / "scenarios" / "live").glob("*.yaml"))
+LIVE = shipped_files("scenarios/live", "*.yaml")
 OUT = [OUT_OF_SCOPE]
 
 

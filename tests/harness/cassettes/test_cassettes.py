@@ -48,6 +48,7 @@ from pytest_diageval.harness.cassettes.session import (
     request_diff,
     scan_for_secrets,
 )
+from support.shipped import shipped_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/, for the support package
 from support.fake_openai_server import FakeOpenAIServer
@@ -533,7 +534,7 @@ def test_a_session_patches_httpx2_and_no_other_http_library(
     assert httpx2.HTTPTransport.handle_request is handle_request
 
 
-SHIPPED_CASSETTES = sorted(Path(__file__).resolve().parents[3].glob("cassettes/*.yaml"))
+SHIPPED_CASSETTES = shipped_files("cassettes", "*.yaml")
 
 
 @pytest.mark.parametrize("path", SHIPPED_CASSETTES[:4], ids=lambda path: path.stem)

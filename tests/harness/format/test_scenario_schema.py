@@ -13,12 +13,12 @@ import yaml
 
 from pytest_diageval.harness.format.loader import ScenarioError, load_scenario
 from pytest_diageval.harness.format.registry import config_checks
-from pytest_diageval.harness.settings import is_scenario_file
+from support.shipped import shipped_scenario_paths
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios"
 SCHEMA: dict[str, Any] = json.loads((SCENARIOS / "scenario.schema.json").read_text("utf-8"))
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
-FILES = sorted(p for p in SCENARIOS.rglob("*.y*ml") if is_scenario_file(p))
+FILES = shipped_scenario_paths()
 
 BASE = """\
 id: base

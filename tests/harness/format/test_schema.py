@@ -23,11 +23,12 @@ from pytest_diageval.harness.format.schema import (
     world_json_schema,
     write_schema,
 )
+from support.shipped import shipped_files
 
 ROOT = Path(__file__).resolve().parents[3]
 COMMITTED = ROOT / "scenarios" / "scenario.schema.json"
 COMMITTED_WORLD = ROOT / "scenarios" / "world.schema.json"
-SUITE_WORLD_FILES = sorted((ROOT / "scenarios").rglob("worlds/*.y*ml"))
+SUITE_WORLD_FILES = shipped_files("scenarios", "**/worlds/*.y*ml")
 """The suite's world files: each names the committed world schema on its first line."""
 WORLD_FILES = sorted([*SUITE_WORLD_FILES, *(ROOT / "src").rglob("worlds/*.yaml")])
 """Also the packaged worlds, which name no schema: an installed package has no

@@ -1,9 +1,17 @@
-"""What reaches the user: the executor's statements matched against verified claims, routing
-by verdict, the fixed answer templates, the composer that publishes or rebuilds the answer,
-and the per-round audit record of what was decided and published.
+"""What reaches the user: which claims an answer rests on, routing by verdict, the cited
+evidence rendered by code, the fixed texts in the question's language, the templates, the
+composer that assembles the answer, and the per-round audit record of what was published.
 
 The top of the core: may import ``core.contract``, ``core.evidence`` and ``core.judge``. Other
 subpackages import only the modules in ``__all__``.
 """
 
-__all__ = ["audit", "composer", "routing", "statements", "templates", "verified_claims"]
+__all__ = [
+    "audit",
+    "composer",
+    "confirmed",
+    "routing",
+    "templates",
+    "verified_claims",
+    "wording",
+]

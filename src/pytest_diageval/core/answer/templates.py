@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from pytest_diageval.core.answer.routing import RouteDecision
@@ -51,10 +52,12 @@ __all__ = [
     "degraded_answer",
     "disclaimer_answer",
     "find_raw_leak",
+    "hides_text",
     "is_presentable",
     "left_out_line",
     "numbered",
     "section",
+    "strip_control",
 ]
 
 # The Chinese texts under their historical names (the English ones are in wording.EN).
@@ -91,6 +94,30 @@ _JSON_ARRAY_RE = re.compile(r"\[\s*[{\[]")
 _RAW_PATH_RE = re.compile(r"\$\.[A-Za-z_]+\[")
 # A whole line that is one bracketed token is a template slot (``<事实>``), not a statement.
 _PLACEHOLDER_RE = re.compile(r"[<‹〈＜{]\s*[^<>‹›〈〉＜＞{}]*\s*[>›〉＞}]")
+
+
+_KEEP_CONTROLS = frozenset("\n\t")
+_STRUCK_RE = re.compile(r"~~|</?(?:del|s|strike)\b", re.IGNORECASE)
+
+
+def strip_control(text: str) -> str:
+    """Drop control and format characters (bidi overrides, zero-width joiners, …) except
+    newline and tab: they can hide or reorder what a reader sees."""
+    return "".join(
+        ch
+        for ch in text
+        if ch in _KEEP_CONTROLS or unicodedata.category(ch) not in ("Cc", "Cf", "Co", "Cs")
+    )
+
+
+def hides_text(text: str) -> bool:
+    """Markup or marks that make a reader see other text than the words: strikethrough
+    (``~~未~~``, ``<del>``) or a combining mark left after NFC (``未\u0336``, an overlay that
+    strikes a negation out). How a text will be rendered is unknown, so such a claim is
+    never used (its verifier saw other words than its reader would)."""
+    normal = unicodedata.normalize("NFC", text)
+    marks = any(unicodedata.category(ch) in ("Mn", "Me") for ch in normal)
+    return marks or _STRUCK_RE.search(normal) is not None
 
 
 class RawLeakError(ValueError):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from pytest_diageval.core.answer.statements import ClaimSource, hides_text, strip_control
+from pytest_diageval.core.answer.templates import hides_text, strip_control
 from pytest_diageval.core.contract.contracts import (
     Claim,
     ExecutorContract,
@@ -42,11 +42,7 @@ class DroppedClaim(BaseModel):
 class UsedClaim:
     claim: Claim
     label: FactVerification  # direct_evidence or indirect_support: the weakest final label
-    text: str  # the claim text, control characters stripped
-    evidence: tuple[str, ...] = ()  # what its passed bindings' excerpts matched
-
-    def source(self) -> ClaimSource:
-        return ClaimSource(self.claim.claim_id, self.text, self.evidence)
+    text: str  # the claim text, control characters stripped (the audit's, never published)
 
 
 @dataclass
@@ -110,5 +106,4 @@ def _judge(
     label: FactVerification = (
         "direct_evidence" if all(x == "direct_evidence" for x in labels) else "indirect_support"
     )
-    evidence = tuple(dict.fromkeys(r.matched_text for r in rows if r.matched_text))
-    return UsedClaim(claim, label, text, evidence), ""
+    return UsedClaim(claim, label, text), ""

@@ -1,8 +1,9 @@
-"""The facts a sentence asserts, so that "this claim backs that sentence" compares facts.
+"""The facts a claim's text asserts, so that "its cited items back this claim" compares facts.
 
-Comparing words (``core.answer.statements``) lets through a sentence that permutes the claim's
-numbers, swaps its subject, drops its modal or adds a cause or a fix: every word is still
-there. :func:`extract` reads a sentence (deterministically, no model) into :class:`Facts`;
+Comparing words lets through a claim that permutes its items' numbers, swaps its subject,
+drops its modal or adds a cause or a fix: every word is still there. (The verdict reads
+claims with it; what the user reads is rendered from the evidence, never from a claim's
+text.) :func:`extract` reads a sentence (deterministically, no model) into :class:`Facts`;
 :func:`contained` names the first fact of a sentence that its backing lacks.
 
 * **Text** (:func:`normalise`): NFKC, ASCII digits, no combining marks, no control or format

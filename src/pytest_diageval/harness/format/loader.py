@@ -32,6 +32,7 @@ from pytest_diageval.harness.format.errors import ScenarioProblem
 from pytest_diageval.harness.format.registry import CheckRegistry
 from pytest_diageval.harness.format.scenario import ID_PATTERN, Expect, Scenario
 from pytest_diageval.harness.format.script_checks import script_content_problems
+from pytest_diageval.harness.format.yaml_mistakes import mistake_position
 
 __all__ = [
     "ScenarioError",
@@ -160,6 +161,8 @@ def _parse(path: Path, text: str) -> tuple[yaml.Node | None, Any]:
         detail = error.problem or error.context or "cannot parse"
         context = f" ({error.context})" if error.context and error.problem else ""
         hint = "; a tab: indent YAML with spaces" if _is_tab(text, line, column) else ""
+        if not hint:  # PyYAML stops at a token after the mistake: point at the mistake
+            line, column, hint = mistake_position(text, error, line, column)
         message = f"invalid YAML: {detail}{context}{hint}"
         raise ScenarioError(path, line, column, "", message) from None
     except yaml.YAMLError as error:

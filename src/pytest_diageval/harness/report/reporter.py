@@ -84,8 +84,10 @@ def _sample_row(run: ScenarioRun) -> dict[str, Any]:
 
 
 def _agreement(verdicts: list[str]) -> str:
-    """``2/3``: how many samples share the most common verdict, of how many."""
-    return f"{Counter(verdicts).most_common(1)[0][1]}/{len(verdicts)}"
+    """``2/3``: how many samples share the most common verdict, of how many; a sample that
+    never reached a verdict (``—``) agrees with none (three that never ran: ``0/3``)."""
+    reached = Counter(verdict for verdict in verdicts if verdict != NO_VERDICT).most_common(1)
+    return f"{reached[0][1] if reached else 0}/{len(verdicts)}"
 
 
 def scope_summary(result: ChatResult | None) -> dict[str, Any]:
