@@ -113,6 +113,7 @@ FORBIDDEN_OUTSIDE: dict[str, tuple[str, ...]] = {
     "agents.scripted": ("vcr", "pytest", "_pytest"),
 }
 
+
 def unit_of(module: str, package: Path = PACKAGE) -> str:
     """A module's unit: its subpackage (``pytest_diageval.core.judge.verdict`` -> ``core.judge``),
     except that a module at the root of the package or of ``harness`` is a unit of its own."""

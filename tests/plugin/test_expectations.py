@@ -74,7 +74,7 @@ WRONG = [
         "disclaimer",
         "disclaimer",
         "direct",
-        ["final answer: order-service 当前存在 HighMemoryUsage 告警，内存使用率达到 91%。"],
+        ["final answer: 已确认（以下由工具返回的证据逐条呈现，不含模型措辞）： order-service： -*"],
     ),
     WrongExpectation(
         "parse_status",
@@ -107,9 +107,9 @@ WRONG = [
         "all of [HighMemoryUsage, OutOfMemoryError]",
         "missing OutOfMemoryError",
         [
-            "'HighMemoryUsage' found: order-service 当前存在 «HighMemoryUsage» 告警，"
-            "内存使用率达到 91%。",
-            "final answer: order-service 当前存在 HighMemoryUsage 告警，内存使用率达到 91%。",
+            "'HighMemoryUsage' found: …order-service： - 告警 «HighMemoryUsage»：触发中，"
+            "级别 critical，当前 …",
+            "final answer: 已确认（以下由工具返回的证据逐条呈现，不含模型措辞）： order-service： -*",
         ],
     ),
     WrongExpectation(
@@ -189,10 +189,15 @@ def test_forbidden_keyword_report_says_which_where_and_around(
     result.assert_outcomes(passed=10, failed=1)
     failures = scenarios.failures(result)
     assert failures.count("actual:   found 内存使用率") == 1
-    for where in ("claim claim-1 (round 1)", "final answer"):
-        line = f"'内存使用率' in {where}: … HighMemoryUsage 告警，«内存使用率»达到 91%。"
-        assert line in failures
-    assert "scanned 1 claim(s) over 1 round(s) and the final answer (50 chars)" in failures
+    claim = (
+        "'内存使用率' in claim claim-1 (round 1): … HighMemoryUsage 告警，«内存使用率»达到 91%。"
+    )
+    answer = (
+        "'内存使用率' in final answer: …07-08 11:17:00 WARN：«内存使用率»过高: 91.0%, JVM堆内存: 3…"
+    )
+    assert claim in failures
+    assert answer in failures  # the cited log, rendered: the claim's words are not published
+    assert "scanned 1 claim(s) over 1 round(s) and the final answer (285 chars)" in failures
 
 
 def test_in_ci_the_short_summary_carries_the_whole_headline_after_the_failures_section(

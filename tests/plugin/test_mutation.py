@@ -87,9 +87,12 @@ def test_every_mutant_is_an_item_named_by_kind_claim_and_binding(
     scenarios.write("scenarios/low.yaml", scenarios.low_confidence())
     result = pytester.runpytest("--diageval-mutate", "--collect-only", "-q")
     ids = [line for line in result.outlines if "::mutant[" in line]
-    assert len(ids) == 49  # the LOW_CONFID scenario has nothing to mutate
+    assert len(ids) == 50  # the LOW_CONFID scenario has nothing to mutate
     assert ids[0] == f"{NODE}::mutant[other-invocation-claim-1-0]"
-    assert ids[-3] == f"{NODE}::mutant[extra-sentence-answer-all]"
+    assert ids[-4:-2] == [
+        f"{NODE}::mutant[extra-sentence-answer-all]",
+        f"{NODE}::mutant[prose-rewrite-answer-all]",
+    ]
     assert ids[-2:] == [
         f"{NODE}::mutant[scope-service-claim-1-all]",
         f"{NODE}::mutant[scope-excluded-claim-1-all]",
@@ -107,10 +110,10 @@ def test_outcomes_summary_and_json_agree(pytester: pytest.Pytester, scenarios: S
     assert totals["equivalent"] == outcomes.get("skipped", 0) == 9
     assert totals["killed"] == outcomes.get("passed", 0)
     assert totals["survived"] + totals["error"] == outcomes.get("failed", 0)
-    assert totals["tried"] == 40
+    assert totals["tried"] == 41
     assert totals["error"] == 0
     mutants = _mutants(report)
-    assert len(mutants) == 49
+    assert len(mutants) == 50
     for name in ALWAYS_KILLED:
         assert (mutants[name]["outcome"], mutants[name]["verdict"]) == ("killed", "REJECT"), name
     for name in EQUIVALENT:
@@ -225,7 +228,7 @@ def test_a_cassette_scenario_is_mutated_offline(
     result = pytester.runpytest("--diageval-mutate", "--diageval-report", "out.json")
     report = _report(pytester.path / "out.json")
     assert report["mutation"]["totals"]["error"] == 0
-    assert report["mutation"]["totals"]["tried"] == 40
+    assert report["mutation"]["totals"]["tried"] == 41
     mutants = _mutants(report)
     for name in ALWAYS_KILLED:
         assert mutants[name]["outcome"] == "killed", name

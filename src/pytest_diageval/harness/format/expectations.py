@@ -225,20 +225,23 @@ class ComposerExpectation(StrictModel):
 
     source: Literal["verbatim", "composed", "template"] | None = Field(
         None,
-        description="verbatim: the executor's user_facing_answer as is; composed: built from"
-        " the verified claims; template: the disclaimer / degraded template.",
+        description="composed: the cited evidence of the verified claims, rendered by code;"
+        " template: the disclaimer / degraded template around it. (verbatim: the executor's"
+        " user_facing_answer as is; no run gives it since the answer is rendered from evidence.)",
     )
     status: Literal["valid", "empty"] | None = Field(
         None, description="valid: at least one verified claim was used; empty: none."
     )
     claims_used: list[str] | None = Field(
-        None, description="Exact set of claim ids the answer states as findings."
+        None, description="Exact set of claim ids whose cited evidence the answer may show."
     )
     claims_dropped: list[str] | None = Field(
         None, description="Exact set of claim ids the answer leaves out (reasons are shown)."
     )
     statements_dropped: _Count | None = Field(
-        None, description="Statements of user_facing_answer no verified claim backs."
+        None,
+        description="Statements of user_facing_answer left out: always 0 now that no"
+        " statement of it is published (kept so older scenario files still load).",
     )
 
     @model_validator(mode="after")
