@@ -74,7 +74,7 @@ WRONG = [
         "disclaimer",
         "disclaimer",
         "direct",
-        ["final answer: 已确认（以下由工具返回的证据逐条呈现，不含模型措辞）： order-service： -*"],
+        ["final answer: 已确认（以下由工具返回的证据逐条呈现，不含模型措辞）：*"],
     ),
     WrongExpectation(
         "parse_status",
@@ -109,7 +109,7 @@ WRONG = [
         [
             "'HighMemoryUsage' found: …order-service： - 告警 «HighMemoryUsage»：触发中，"
             "级别 critical，当前 …",
-            "final answer: 已确认（以下由工具返回的证据逐条呈现，不含模型措辞）： order-service： -*",
+            "final answer: 已确认（以下由工具返回的证据逐条呈现，不含模型措辞）：*",
         ],
     ),
     WrongExpectation(
