@@ -45,9 +45,10 @@ stale error derives from ``openai.OpenAIError`` because the SDK re-raises those 
 (anything else from a transport is retried, slept on and wrapped as a connection error).
 
 Secrets (:mod:`~pytest_diageval.harness.cassettes.secrets`): request headers are stored from
-an allowlist, secret response headers are dropped, every given secret (of at least
-:data:`MIN_SECRET_LENGTH` characters) becomes :data:`SCRUBBED`, and each written file is
-scanned for key-like strings (:func:`scan_for_secrets`). Cassettes are readable YAML
+an allowlist, secret response headers are dropped, every given secret (whatever its length)
+becomes :data:`SCRUBBED`, each written file is scanned for the exact secrets and key-like
+strings (:func:`scan_for_secrets`), and :func:`cassette_transport` scrubs them from every
+answer before the run reads it (an endpoint that echoes the key). Cassettes are readable YAML
 (:mod:`~pytest_diageval.harness.cassettes.format`): decoded bodies, JSON pretty-printed with
 real Chinese characters; the recorded request body is only ever compared, never sent again,
 so reformatting it is safe.
@@ -86,6 +87,7 @@ from pytest_diageval.harness.cassettes.secrets import (
     DROPPED_HEADERS,
     MIN_SECRET_LENGTH,
     SCRUBBED,
+    ScrubbingTransport,
     before_save_scrubber,
     find_secret,
 )
@@ -179,7 +181,7 @@ class CassetteSession:
             )
         self.path = Path(path)
         self.record_mode = record_mode
-        self.secrets = tuple(s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH)
+        self.secrets = tuple(s for s in secrets if s)
         self.rerecord_command = rerecord_command
         # A recording from scratch goes beside the cassette first: a failed run must neither
         # lose the committed cassette (rewrite) nor leave a partial one that replays stale (once).
@@ -371,14 +373,16 @@ def _shared_ssl_context() -> ssl.SSLContext:
     return httpx2.create_ssl_context()
 
 
-def cassette_transport() -> httpx2.HTTPTransport:
-    """A network transport for ``make_openai_client`` / ``LLM`` in cassette sessions.
+def cassette_transport(secrets: Sequence[str] = ()) -> httpx2.BaseTransport:
+    """A network transport for ``make_openai_client`` / ``LLM`` in cassette sessions; with
+    ``secrets`` (the session's), every answer reaches the run with them scrubbed.
 
     vcrpy intercepts ``httpx2.HTTPTransport`` (not custom transports), so cassette runs need
     a real one. Building it from scratch loads the CA bundle into a fresh SSL context, which
     costs more than replaying a whole scenario; this one shares one context per process.
     """
-    return httpx2.HTTPTransport(verify=_shared_ssl_context())
+    network = httpx2.HTTPTransport(verify=_shared_ssl_context())
+    return ScrubbingTransport(network, secrets) if any(secrets) else network
 
 
 def scan_for_secrets(path: str | os.PathLike[str], secrets: Sequence[str] = ()) -> None:
