@@ -11,9 +11,13 @@ Record modes (pytest-recording's names and meanings):
 * ``once``: record if the cassette file does not exist (staged like ``rewrite``, so a failed
   run leaves no partial cassette), otherwise behave like ``none``.
 * ``new_episodes``: replay what is recorded, record (and append) what is not.
-* ``all``: never replay; every request goes to the server and is recorded (vcrpy ≥ 9.4 replaces
-  the recorded interactions it re-records and keeps the others).
+* ``all``: never replay; every request goes to the server and is recorded.
 * ``rewrite``: record everything anew.
+
+A cassette holds one scenario run, so a recording keeps exactly the interactions its run used
+(vcrpy's ``drop_unused_requests``): the recorded ones it replayed and the ones it recorded. An
+older interaction the run no longer asks for (another model, a changed prompt) would be left
+unplayed by the next replay, which fails on it.
 
 Every mode that records writes a staging file beside the cassette (for ``all`` and
 ``new_episodes`` a copy of it first), which replaces the committed cassette when the session
@@ -269,6 +273,8 @@ class CassetteSession:
             record_mode=_VCR_MODE[self.record_mode],
             before_save_interaction=before_save_scrubber(self.secrets),
             persister=self._persister,
+            # Only when recording: a replay must never rewrite its cassette.
+            drop_unused_requests=self.may_record,
         )
         # VCR wraps request filters in a deepcopy of the request, run four times per replayed
         # request: the largest replay cost after stock body matching. We filter nothing at
