@@ -119,6 +119,9 @@ class Utf8Persister:
         except (YamlLimitError, yaml.YAMLError) as exc:
             message = f"cassette {path} is not valid YAML: {_yaml_problem(exc)}"
             raise self._unreadable_error(message) from None
+        except (ValueError, RecursionError) as exc:  # an int of 5,000 digits, say
+            message = f"cassette {path} cannot be read: {' '.join(str(exc).split())}"
+            raise self._unreadable_error(message) from None
         problem = cassette_problem(data)
         if problem is not None:
             raise self._unreadable_error(f"cassette {path}: {problem}")
