@@ -50,6 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     from pytest_diageval.harness.settings import (
         DEFAULT_SCENARIO_DIRS,
         RECORD_MODES,
+        html_option,
         repeat_option,
         report_option,
         request_option,
@@ -136,6 +137,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--diageval-html",
         metavar="PATH.html",
+        type=html_option,
         default=None,
         help="write one self-contained HTML page: every scenario with its evidence and claims",
     )

@@ -23,6 +23,7 @@ from vcr.serializers import compat, yamlserializer
 from pytest_diageval.core.evidence.yaml_limits import YamlLimitError, safe_load_limited
 from pytest_diageval.harness.cassettes.check import cassette_problem
 from pytest_diageval.harness.cassettes.samples import holds_recording
+from pytest_diageval.harness.outputs import write_atomically
 
 __all__ = ["ReadableYaml", "Utf8Persister", "holds_recording", "utf8_text"]
 
@@ -131,7 +132,5 @@ class Utf8Persister:
         return requests, responses
 
     def save_cassette(self, cassette_path: str, cassette_dict: Any, serializer: Any) -> None:
-        path = Path(cassette_path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(serialize(cassette_dict, serializer), "utf-8")
+        write_atomically(Path(cassette_path), serialize(cassette_dict, serializer))
         self.saved = True

@@ -32,6 +32,7 @@ import yaml
 from pytest_diageval.agents.request_options import RequestOptions, RequestOptionsError
 from pytest_diageval.core.evidence.yaml_limits import YamlLimitError, safe_load_limited
 from pytest_diageval.harness.cassettes.check import is_token_count
+from pytest_diageval.harness.outputs import write_atomically
 
 __all__ = [
     "METADATA_KEY",
@@ -169,9 +170,7 @@ def write_metadata(cassette: Path, metadata: RecordingMetadata) -> None:
         }
     }
     head = yaml.safe_dump(block, sort_keys=False, allow_unicode=True)
-    staged = cassette.with_name(f".{cassette.name}.metadata")  # never a half-written cassette
-    staged.write_text(head + text, "utf-8")
-    staged.replace(cassette)
+    write_atomically(cassette, head + text)  # never a half-written cassette
 
 
 def _written(options: RequestOptions | None) -> dict[str, dict[str, object]] | None:

@@ -14,10 +14,8 @@ Record modes (pytest-recording's names and meanings):
 * ``all``: never replay; every request goes to the server and is recorded.
 * ``rewrite``: record everything anew.
 
-A cassette holds one scenario run, so a recording keeps exactly the interactions its run used
-(vcrpy's ``drop_unused_requests``): the recorded ones it replayed and the ones it recorded. An
-older interaction the run no longer asks for (another model, a changed prompt) would be left
-unplayed by the next replay, which fails on it.
+A recording keeps exactly the interactions its run used (vcrpy's ``drop_unused_requests``): one
+it no longer asks for (another model) would be left unplayed by the next replay.
 
 Every mode that records writes a staging file beside the cassette (for ``all`` and
 ``new_episodes`` a copy of it first), which replaces the committed cassette when the session
@@ -52,7 +50,7 @@ Secrets (:mod:`~pytest_diageval.harness.cassettes.secrets`): request headers are
 an allowlist, secret response headers are dropped, every given secret (whatever its length)
 becomes :data:`SCRUBBED`, each written file is scanned for the exact secrets and key-like
 strings (:func:`scan_for_secrets`), and :func:`cassette_transport` scrubs them from every
-answer before the run reads it (an endpoint that echoes the key). Cassettes are readable YAML
+answer before the run reads it. Cassettes are readable YAML
 (:mod:`~pytest_diageval.harness.cassettes.format`): decoded bodies, JSON pretty-printed with
 real Chinese characters; the recorded request body is only ever compared, never sent again,
 so reformatting it is safe.
@@ -65,7 +63,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import shutil
 import ssl
 from collections.abc import Sequence
 from pathlib import Path
@@ -252,10 +249,11 @@ class CassetteSession:
         be written fails here, before the first model call, not after the whole recording."""
         try:
             self.record_path.parent.mkdir(parents=True, exist_ok=True)
-            if self._seed and self.path.is_file():
-                shutil.copyfile(self.path, self.record_path)
-            else:
-                self.record_path.write_bytes(b"")  # also replaces one left by an interruption
+            seed = self.path.read_bytes() if self._seed and self.path.is_file() else b""
+            # One left by an interruption (or a symlink in its place) is unlinked, not followed.
+            self.record_path.unlink(missing_ok=True)
+            with self.record_path.open("xb") as staging:
+                staging.write(seed)
         except OSError as error:
             raise CassetteError(
                 f"cannot record cassette {self.path}: {self.record_path.parent} is not"
@@ -273,8 +271,7 @@ class CassetteSession:
             record_mode=_VCR_MODE[self.record_mode],
             before_save_interaction=before_save_scrubber(self.secrets),
             persister=self._persister,
-            # Only when recording: a replay must never rewrite its cassette.
-            drop_unused_requests=self.may_record,
+            drop_unused_requests=self.may_record,  # a replay never rewrites its cassette
         )
         # VCR wraps request filters in a deepcopy of the request, run four times per replayed
         # request: the largest replay cost after stock body matching. We filter nothing at
@@ -392,12 +389,8 @@ def cassette_transport(secrets: Sequence[str] = ()) -> httpx2.BaseTransport:
 
 
 def scan_for_secrets(path: str | os.PathLike[str], secrets: Sequence[str] = ()) -> None:
-    """Raise :class:`SecretLeakError` at the first key-like string in the file.
-
-    Looks for the given secrets, ``sk-…`` keys (with a digit, so words like ``disk-usage-…``
-    do not count) and ``Bearer`` tokens (:func:`~.secrets.find_secret`). The
-    message masks the value.
-    """
+    """Raise :class:`SecretLeakError` at the first given secret or key-like string in the
+    file (:func:`~.secrets.find_secret`); the message masks the value."""
     found = find_secret(path, secrets)
     if found is not None:
         raise SecretLeakError(
