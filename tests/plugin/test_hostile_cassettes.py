@@ -138,3 +138,34 @@ def test_a_recorded_timeout_of_5000_digits_fails_its_scenario_naming_the_cassett
     assert f"cassette {recorded} cannot be read: Exceeds the limit (4300 digits)" in (
         result.stdout.str()
     )
+
+
+@pytest.mark.parametrize("staged", [".memory.yaml.recording", ".memory.yaml.metadata"])
+@pytest.mark.parametrize("mode", ["rewrite", "all", "once"])
+def test_a_recording_writes_nothing_through_a_symlink_planted_beside_the_cassette(
+    pytester: pytest.Pytester,
+    scenarios: ScenarioDir,
+    tmp_path_factory: pytest.TempPathFactory,
+    staged: str,
+    mode: str,
+) -> None:
+    outside = tmp_path_factory.mktemp("outside") / "precious.txt"
+    outside.write_text("outside the project, never written\n", encoding="utf-8")
+    data = scenarios.full()
+    script = scenarios.script(data)
+    data["llm"] = {"cassette": "cassettes/memory.yaml"}
+    scenarios.write(SCENARIO, data)
+    link = pytester.path / "scenarios" / "cassettes" / staged
+    link.parent.mkdir(parents=True)
+    link.symlink_to(outside)
+
+    with FakeOpenAIServer(script) as server:
+        result = pytester.runpytest(
+            *(f"--diageval-record={mode}", "--diageval-base-url", server.base_url),
+            *("--diageval-model", "m"),
+        )
+
+    result.assert_outcomes(passed=11)
+    assert outside.read_text("utf-8") == "outside the project, never written\n"
+    assert "interactions:" in (pytester.path / CASSETTE).read_text("utf-8")
+    pytester.runpytest().assert_outcomes(passed=11)
