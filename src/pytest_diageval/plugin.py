@@ -207,10 +207,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if record == "stale":
         _start_stale_rerecording(config)
     if record != "none" and not config.getoption("diageval_mutate"):
+        from pytest_diageval.harness.cassettes.interrupt import TerminationAsInterrupt
         from pytest_diageval.harness.cassettes.progress import RecordingProgress
         from pytest_diageval.harness.settings import PROGRESS_PLUGIN
 
         config.pluginmanager.register(RecordingProgress(config), PROGRESS_PLUGIN)
+        config.pluginmanager.register(TerminationAsInterrupt(), "diageval-sigterm")
     # The run settings (endpoint, timeout from the environment) are read when the first
     # scenario is collected (settings.run_settings), never here: see SettingsError.
     if config.getoption("diageval_mutate"):

@@ -83,6 +83,7 @@ from pytest_diageval.harness.cassettes.diff import (
     request_diff,
 )
 from pytest_diageval.harness.cassettes.format import ReadableYaml, Utf8Persister, holds_recording
+from pytest_diageval.harness.cassettes.interrupt import RecordingInterrupted
 from pytest_diageval.harness.cassettes.replay import SessionCassette
 from pytest_diageval.harness.cassettes.secrets import (
     DROPPED_HEADERS,
@@ -184,15 +185,14 @@ class CassetteSession:
         self.record_mode = record_mode
         self.secrets = tuple(s for s in secrets if s)
         self.rerecord_command = rerecord_command
-        # A recording from scratch goes beside the cassette first: a failed run must neither
-        # lose the committed cassette (rewrite) nor leave a partial one that replays stale (once).
         # Whether this session may send requests to the endpoint, known before entering (an
         # empty file is recorded over, as vcrpy treats a missing one).
         existing = record_mode == "once" and holds_recording(self.path)
         self.may_record = record_mode != "none" and not existing
         # Every session that may record writes a staging file beside the cassette, which
-        # replaces it only after a run that completes: all and new_episodes start from a copy
-        # of the committed cassette, rewrite and once from nothing.
+        # replaces it only after a run that completes (a failed or stopped one must neither
+        # lose the committed cassette nor leave a partial one): all and new_episodes start
+        # from a copy of the committed cassette, rewrite and once from nothing.
         self.record_path = _staging_path(self.path) if self.may_record else self.path
         self._seed = record_mode in ("all", "new_episodes")
         self.stale: list[StaleCassetteError] = []
@@ -234,6 +234,8 @@ class CassetteSession:
         staged = self.record_path != self.path
         if staged and (exc is not None or self.abandoned):
             self.record_path.unlink(missing_ok=True)  # the committed cassette stays
+            if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, SIGTERM: said, and the run stops
+                raise RecordingInterrupted.of(self.path, exc) from exc
             return
         # Scanned here, not in the persister: an error inside vcrpy's exit would leave the
         # HTTP libraries patched. A leak stops a rewrite before it replaces anything.
@@ -378,12 +380,10 @@ def _shared_ssl_context() -> ssl.SSLContext:
 
 def cassette_transport(secrets: Sequence[str] = ()) -> httpx2.BaseTransport:
     """A network transport for ``make_openai_client`` / ``LLM`` in cassette sessions; with
-    ``secrets`` (the session's), every answer reaches the run with them scrubbed.
-
-    vcrpy intercepts ``httpx2.HTTPTransport`` (not custom transports), so cassette runs need
-    a real one. Building it from scratch loads the CA bundle into a fresh SSL context, which
-    costs more than replaying a whole scenario; this one shares one context per process.
-    """
+    ``secrets`` (the session's), every answer reaches the run with them scrubbed. vcrpy
+    intercepts ``httpx2.HTTPTransport`` (not custom transports), so cassette runs need a real
+    one; building it loads the CA bundle into a fresh SSL context, which costs more than
+    replaying a whole scenario, so this one shares one context per process."""
     network = httpx2.HTTPTransport(verify=_shared_ssl_context())
     return ScrubbingTransport(network, secrets) if any(secrets) else network
 
