@@ -169,3 +169,23 @@ def test_a_recording_writes_nothing_through_a_symlink_planted_beside_the_cassett
     assert outside.read_text("utf-8") == "outside the project, never written\n"
     assert "interactions:" in (pytester.path / CASSETTE).read_text("utf-8")
     pytester.runpytest().assert_outcomes(passed=11)
+
+
+def test_a_mutation_run_reports_a_cassette_it_cannot_mutate_and_runs_the_rest(
+    pytester: pytest.Pytester, recorded: Path
+) -> None:
+    # Valid JSON (the replay reads it and reaches PASS), but no YAML: a tab starts a token.
+    data = yaml.safe_load(recorded.read_text("utf-8"))
+    answer = data["interactions"][0]["response"]["body"]
+    answer["string"] = json.dumps(json.loads(answer["string"]), indent="\t")
+    recorded.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), "utf-8")
+    pytester.runpytest(SCENARIO).assert_outcomes(passed=2)  # the cassette replays
+
+    result = pytester.runpytest("--diageval-mutate")
+
+    text = result.stdout.str()
+    assert "error during collection" not in text
+    assert "INTERNALERROR" not in text
+    result.assert_outcomes(passed=40, skipped=9, failed=1)  # the good scenario's mutants ran
+    assert "FAILED scenarios/memory.yaml::high-memory-positive::mutation-setup" in text
+    assert f"{recorded}" in text
