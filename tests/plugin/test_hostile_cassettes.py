@@ -94,11 +94,16 @@ def test_a_recorded_usage_that_is_no_count_fails_its_scenario_naming_the_cassett
     assert "memory.yaml::high-memory-positive::tokens PASSED" not in text
 
 
+@pytest.mark.parametrize("prompt_changed", [False, True], ids=["current", "stale-too"])
 @pytest.mark.parametrize(("usage", "said"), USAGES[:2])
 def test_stale_rerecording_reads_a_cassette_of_no_count_usage_without_internal_error(
-    pytester: pytest.Pytester, recorded: Path, usage: str, said: str
+    pytester: pytest.Pytester, recorded: Path, usage: str, said: str, prompt_changed: bool
 ) -> None:
     _edit_usage(recorded, usage)
+    if prompt_changed:  # the cassette no longer matches either: its usage counted for the cost
+        scenario = pytester.path / SCENARIO
+        text = scenario.read_text("utf-8")
+        scenario.write_text(text.replace("只确认 order-service", "请只确认 order-service"), "utf-8")
 
     result = pytester.runpytest("--diageval-record=stale", "-p", "no:randomly")
 

@@ -196,7 +196,7 @@ def recorded_totals(cassette: Path) -> tuple[int, int]:
     """How many requests the cassette holds and the tokens their answers reported."""
     try:
         data = yaml.load(cassette.read_text("utf-8"), Loader=_Loader)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+    except (OSError, ValueError, RecursionError, yaml.YAMLError):  # ValueError: 5,000 digits
         return 0, 0
     interactions = data.get("interactions") if isinstance(data, dict) else None
     if not isinstance(interactions, list):
