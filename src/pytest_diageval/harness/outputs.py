@@ -46,8 +46,8 @@ def replacing(path: Path, *, keep_existing: bool = False) -> Iterator[IO[str]]:
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as out:
             os.chmod(temporary, _mode_for(path))
-            if keep_existing and path.is_file():
-                out.write(path.read_text("utf-8", errors="surrogateescape"))
+            if keep_existing and path.is_file():  # byte for byte, whatever it holds
+                out.buffer.write(path.read_bytes())
             yield out
             out.flush()
             os.fsync(out.fileno())
@@ -83,6 +83,8 @@ _TEMPORARY_NAME_EXTRA = len("..12345678.tmp")
 def output_path_problem(text: str) -> str | None:
     """Why the file path ``text`` cannot be written as an output, or None when it can (as far
     as can be known before the run: a disk that fills up later is said at the end)."""
+    if not text:
+        return "is empty"
     if "\0" in text:
         return "holds a NUL byte, which no file name can"
     path = Path(text)
