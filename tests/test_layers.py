@@ -40,16 +40,23 @@ ALLOWED: dict[str, frozenset[str]] = {
     "agents.scripted": CORE | {"agents"},
     "local": frozenset(),
     # Only agents.request_options, which imports nothing but the standard library.
-    "harness.settings": frozenset({"agents"}),
+    "harness.settings": frozenset({"agents", "harness.outputs"}),
+    "harness.outputs": frozenset(),  # the standard library only: how every output is written
     "harness.lean_nodes": frozenset(),
     "harness.outside_dirs": frozenset({"harness.settings"}),
     "harness.xdist": frozenset({"harness.settings"}),
-    "harness.cassettes": BELOW_HARNESS | {"harness.settings"},
+    "harness.cassettes": BELOW_HARNESS | {"harness.settings", "harness.outputs"},
     "harness.format": BELOW_HARNESS | {"harness.settings", "harness.cassettes"},
     "harness.checks": BELOW_HARNESS | {"harness.format"},
     "harness.runner": BELOW_HARNESS | {"harness.settings", "harness.cassettes", "harness.format"},
     "harness.report": BELOW_HARNESS
-    | {"harness.cassettes", "harness.format", "harness.checks", "harness.runner"},
+    | {
+        "harness.cassettes",
+        "harness.format",
+        "harness.checks",
+        "harness.runner",
+        "harness.outputs",
+    },
     "harness.items": BELOW_HARNESS
     | {
         "harness.settings",
@@ -82,6 +89,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         "harness.report",
         "harness.items",
         "harness.collect",
+        "harness.outputs",
     },
     "cli": BELOW_HARNESS
     | {"harness.settings", "harness.cassettes", "harness.format", "harness.runner", "local"},

@@ -51,6 +51,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     from pytest_diageval.harness.settings import (
         DEFAULT_SCENARIO_DIRS,
         RECORD_MODES,
+        html_option,
         repeat_option,
         report_option,
         request_option,
@@ -137,6 +138,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--diageval-html",
         metavar="PATH.html",
+        type=html_option,
         default=None,
         help="write one self-contained HTML page: every scenario with its evidence and claims",
     )
@@ -206,10 +208,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if record == "stale":
         _start_stale_rerecording(config)
     if record != "none" and not config.getoption("diageval_mutate"):
+        from pytest_diageval.harness.cassettes.interrupt import TerminationAsInterrupt
         from pytest_diageval.harness.cassettes.progress import RecordingProgress
         from pytest_diageval.harness.settings import PROGRESS_PLUGIN
 
         config.pluginmanager.register(RecordingProgress(config), PROGRESS_PLUGIN)
+        config.pluginmanager.register(TerminationAsInterrupt(), "diageval-sigterm")
     # The run settings (endpoint, timeout from the environment) are read when the first
     # scenario is collected (settings.run_settings), never here: see SettingsError.
     if config.getoption("diageval_mutate"):

@@ -167,7 +167,7 @@ def test_a_run_without_scenarios_leaves_the_job_summary_alone(
     ]
 
 
-def test_a_summary_that_cannot_be_written_fails_the_run(
+def test_a_summary_path_that_cannot_be_written_stops_the_run_before_it_starts(
     pytester: pytest.Pytester, scenarios: ScenarioDir
 ) -> None:
     scenarios.write("scenarios/memory.yaml", scenarios.full())
@@ -176,11 +176,10 @@ def test_a_summary_that_cannot_be_written_fails_the_run(
     result = pytester.runpytest("--diageval-summary", "taken/ci.md")
     folder = pytester.runpytest("--diageval-summary", "scenarios")
 
-    result.assert_outcomes(passed=11)
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert any(
-        line.startswith("ERROR: --diageval-summary taken/ci.md: cannot write the summary: ")
-        for line in result.outlines
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert (
+        "argument --diageval-summary: 'taken/ci.md' lies under taken, which is a file, not a"
+        " folder" in str(result.stderr)
     )
     assert folder.ret == pytest.ExitCode.USAGE_ERROR
     assert "'scenarios' is a directory; give the Markdown file to write" in str(folder.stderr)

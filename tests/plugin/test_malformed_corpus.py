@@ -538,7 +538,7 @@ OWN_RUN_CASES = [
     Case(
         "opt-report-unwritable",
         _report_under_a_file,
-        "ERROR: --diageval-report afile/report.json: cannot write the report:",
+        "argument --diageval-report: 'afile/report.json' lies under afile, which is a file",
         args=("--diageval-report", "afile/report.json"),
     ),
     Case(

@@ -61,10 +61,11 @@ class TokenUsage:
     by the endpoint (<model>)`` (a cassette, as the server reported them when recording)."""
 
     def add(self, stage: str, usage: Mapping[str, Any]) -> None:
+        """One answer's usage; a value that is no count of tokens (negative, fractional, a
+        bool) counts 0 (a replayed cassette refuses such an answer before it is played)."""
         prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
         self.stages[stage] = self.stages.get(stage, StageUsage()).plus(
-            prompt if isinstance(prompt, int) else 0,
-            completion if isinstance(completion, int) else 0,
+            _count(prompt), _count(completion)
         )
 
     @classmethod
@@ -132,6 +133,10 @@ class UsageMeter(httpx2.BaseTransport):
 
     def close(self) -> None:
         self.inner.close()
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _usage_of(content: bytes) -> Mapping[str, Any] | None:

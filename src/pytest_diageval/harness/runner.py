@@ -253,7 +253,7 @@ def _run_cassette(
         if endpoint is not None and settings.progress is not None:
             listener = functools.partial(settings.progress, label or scenario.scenario_id)
         usage.source = f"reported by the endpoint ({config.model})"
-        meter = UsageMeter(cassette_transport(), usage, on_answer=listener)
+        meter = UsageMeter(cassette_transport(session.secrets), usage, on_answer=listener)
         with LLM(config, transport=meter) as llm:
             result = _diagnose(scenario, world, llm)
             grade = _grade(scenario, result, llm)

@@ -27,6 +27,7 @@ from pytest_diageval.agents.request_options import (
     configured_options,
     parse_entries,
 )
+from pytest_diageval.harness.outputs import output_path_problem
 
 __all__ = [
     "DEFAULT_SCENARIO_DIRS",
@@ -46,6 +47,7 @@ __all__ = [
     "configured_cassette_dir",
     "configured_scenario_dirs",
     "explicit_paths",
+    "html_option",
     "is_scenario_file",
     "positive_seconds",
     "repeat_option",
@@ -179,23 +181,35 @@ def repeat_option(text: str) -> int:
 
 
 def report_option(text: str) -> str:
-    """argparse type of ``--diageval-report``: a file path, not an existing folder."""
-    if Path(text).is_dir():
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is a directory; give the JSON file to write, such as {text.rstrip('/')}"
-            "/diageval-report.json"
-        )
-    return text
+    """argparse type of ``--diageval-report``: a JSON file path this run can write."""
+    return _output_option(text, "JSON", "diageval-report.json")
+
+
+def html_option(text: str) -> str:
+    """argparse type of ``--diageval-html``: an HTML file path this run can write."""
+    return _output_option(text, "HTML", "diageval-report.html")
 
 
 def summary_option(text: str) -> str:
-    """argparse type of ``--diageval-summary``: a file path, not an existing folder."""
-    if Path(text).is_dir():
+    """argparse type of ``--diageval-summary``: a Markdown file path this run can write."""
+    return _output_option(text, "Markdown", "diageval-summary.md")
+
+
+def _output_option(text: str, kind: str, example: str) -> str:
+    """``text`` when :func:`output_path_problem` finds nothing wrong with it; else a usage
+    error (argparse's names the option) that says what is wrong, before anything runs."""
+    problem = output_path_problem(text)
+    if problem is None:
+        return text
+    if problem == "is a directory":
+        folder = text.rstrip("/") or "/"
         raise argparse.ArgumentTypeError(
-            f"{text!r} is a directory; give the Markdown file to write, such as"
-            f" {text.rstrip('/')}/diageval-summary.md"
+            f"{text!r} is a directory; give the {kind} file to write, such as"
+            f" {folder.rstrip('/')}/{example}"
         )
-    return text
+    raise argparse.ArgumentTypeError(
+        f"{text!r} {problem}; give the {kind} file to write, in a folder this run can write"
+    )
 
 
 def request_option(kind: OptionKind) -> Callable[[str], str]:

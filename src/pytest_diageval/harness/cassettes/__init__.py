@@ -7,4 +7,4 @@ only, so a scripted run never loads it. Other subpackages import only the module
 ``__all__``.
 """
 
-__all__ = ["format", "progress", "rerecord", "samples", "session"]
+__all__ = ["format", "interrupt", "progress", "rerecord", "samples", "session"]

@@ -4,7 +4,8 @@ vcrpy trusts the file: a missing key surfaces as ``KeyError: 'response'``, a wro
 "string indices must be integers", a recorded HTTP 500 or an answer without ``choices`` only
 as a failed model call much later (reported as unplayed interactions or a stale request).
 :func:`cassette_problem` checks the structure vcrpy needs (format version 1) and that every
-recorded answer is a usable chat completion, and returns one sentence naming the interaction
+recorded answer is a usable chat completion (its ``usage``, when given, whole non-negative
+token counts), and returns one sentence naming the interaction
 (``#3``, 1-based, with its stage and round when the request says them) and what is wrong.
 """
 
@@ -14,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["CASSETTE_VERSION", "cassette_problem"]
+__all__ = ["CASSETTE_VERSION", "cassette_problem", "is_token_count"]
 
 CASSETTE_VERSION = 1
 """vcrpy's cassette format version, the only one this plugin reads and writes."""
@@ -119,4 +120,30 @@ def _completion_problem(text: str | bytes) -> str | None:
     first = choices[0]
     if not isinstance(first, Mapping) or not isinstance(first.get("message"), Mapping):
         return f"choices[0] of the recorded answer has no message{_RERECORD}"
+    return _usage_problem(completion.get("usage"))
+
+
+_USAGE_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def _usage_problem(usage: Any) -> str | None:
+    """What is wrong with a recorded answer's ``usage`` (none at all is fine: nothing is
+    counted): each count it gives must be a whole number, 0 or more, or a token budget would
+    pass on minus a million tokens."""
+    if usage is None:
+        return None
+    if not isinstance(usage, Mapping):
+        return f"usage is {_kind(usage)}, not a mapping of token counts{_RERECORD}"
+    for name in _USAGE_COUNTS:
+        count = usage.get(name)
+        if name in usage and not is_token_count(count):
+            return (
+                f"usage.{name} is {count!r}, not a count of tokens (a whole number, 0 or"
+                f" more){_RERECORD}"
+            )
     return None
+
+
+def is_token_count(value: Any) -> bool:
+    """Whether ``value`` is a count of tokens: an ``int`` (not a bool), 0 or more."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

@@ -23,6 +23,7 @@ from vcr.serializers import compat, yamlserializer
 from pytest_diageval.core.evidence.yaml_limits import YamlLimitError, safe_load_limited
 from pytest_diageval.harness.cassettes.check import cassette_problem
 from pytest_diageval.harness.cassettes.samples import holds_recording
+from pytest_diageval.harness.outputs import write_atomically
 
 __all__ = ["ReadableYaml", "Utf8Persister", "holds_recording", "utf8_text"]
 
@@ -119,6 +120,9 @@ class Utf8Persister:
         except (YamlLimitError, yaml.YAMLError) as exc:
             message = f"cassette {path} is not valid YAML: {_yaml_problem(exc)}"
             raise self._unreadable_error(message) from None
+        except (ValueError, RecursionError) as exc:  # an int of 5,000 digits, say
+            message = f"cassette {path} cannot be read: {' '.join(str(exc).split())}"
+            raise self._unreadable_error(message) from None
         problem = cassette_problem(data)
         if problem is not None:
             raise self._unreadable_error(f"cassette {path}: {problem}")
@@ -128,7 +132,5 @@ class Utf8Persister:
         return requests, responses
 
     def save_cassette(self, cassette_path: str, cassette_dict: Any, serializer: Any) -> None:
-        path = Path(cassette_path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(serialize(cassette_dict, serializer), "utf-8")
+        write_atomically(Path(cassette_path), serialize(cassette_dict, serializer))
         self.saved = True

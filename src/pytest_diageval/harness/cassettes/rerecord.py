@@ -18,6 +18,7 @@ needs; the key comes from ``OPENAI_API_KEY`` as always.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shlex
@@ -30,6 +31,8 @@ import yaml
 
 from pytest_diageval.agents.request_options import RequestOptions, RequestOptionsError
 from pytest_diageval.core.evidence.yaml_limits import YamlLimitError, safe_load_limited
+from pytest_diageval.harness.cassettes.check import is_token_count
+from pytest_diageval.harness.outputs import write_atomically
 
 __all__ = [
     "METADATA_KEY",
@@ -99,14 +102,13 @@ def read_metadata(cassette: Path) -> RecordingMetadata | None:
         try:
             # libyaml with the alias limits: read for every cassette scenario that runs.
             block = safe_load_limited(head)[METADATA_KEY]
-        except (yaml.YAMLError, YamlLimitError, TypeError, KeyError):
-            block = None
+        except (yaml.YAMLError, YamlLimitError, TypeError, KeyError, ValueError, RecursionError):
+            block = None  # 5,000 digits are a ValueError of the int they would make
         if isinstance(block, dict):
-            timeout = block.get("timeout")
             return RecordingMetadata(
                 _text(block.get("base_url")),
                 _text(block.get("model")),
-                float(timeout) if isinstance(timeout, int | float) else None,
+                _seconds(block.get("timeout")),
                 _text(block.get("world")),
                 *_request_options(block),
             )
@@ -122,6 +124,18 @@ def _request_options(block: dict[str, object]) -> tuple[RequestOptions | None, s
         return RequestOptions.from_metadata(block["request_options"]), None
     except RequestOptionsError as error:
         return None, str(error)
+
+
+def _seconds(value: object) -> float | None:
+    """A recorded timeout: a positive, finite number of seconds, else None (not recorded):
+    a number of hundreds of digits is no timeout, and must not stop the run."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        seconds = float(value)
+    except OverflowError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds > 0 else None
 
 
 def _text(value: object) -> str | None:
@@ -156,9 +170,7 @@ def write_metadata(cassette: Path, metadata: RecordingMetadata) -> None:
         }
     }
     head = yaml.safe_dump(block, sort_keys=False, allow_unicode=True)
-    staged = cassette.with_name(f".{cassette.name}.metadata")  # never a half-written cassette
-    staged.write_text(head + text, "utf-8")
-    staged.replace(cassette)
+    write_atomically(cassette, head + text)  # never a half-written cassette
 
 
 def _written(options: RequestOptions | None) -> dict[str, dict[str, object]] | None:
@@ -184,7 +196,7 @@ def recorded_totals(cassette: Path) -> tuple[int, int]:
     """How many requests the cassette holds and the tokens their answers reported."""
     try:
         data = yaml.load(cassette.read_text("utf-8"), Loader=_Loader)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+    except (OSError, ValueError, RecursionError, yaml.YAMLError):  # ValueError: 5,000 digits
         return 0, 0
     interactions = data.get("interactions") if isinstance(data, dict) else None
     if not isinstance(interactions, list):
@@ -193,7 +205,9 @@ def recorded_totals(cassette: Path) -> tuple[int, int]:
     for interaction in interactions:
         try:
             body = json.loads(interaction["response"]["body"]["string"])
-            tokens += int(body["usage"]["total_tokens"])
+            total = body["usage"]["total_tokens"]
         except (KeyError, TypeError, ValueError):
             continue  # an answer without usage counts no tokens
+        if is_token_count(total):  # minus a million, infinity: no count (the replay says so)
+            tokens += total
     return len(interactions), tokens

@@ -11,9 +11,11 @@ Record modes (pytest-recording's names and meanings):
 * ``once``: record if the cassette file does not exist (staged like ``rewrite``, so a failed
   run leaves no partial cassette), otherwise behave like ``none``.
 * ``new_episodes``: replay what is recorded, record (and append) what is not.
-* ``all``: never replay; every request goes to the server and is recorded (vcrpy ≥ 9.4 replaces
-  the recorded interactions it re-records and keeps the others).
+* ``all``: never replay; every request goes to the server and is recorded.
 * ``rewrite``: record everything anew.
+
+A recording keeps exactly the interactions its run used (vcrpy's ``drop_unused_requests``): one
+it no longer asks for (another model) would be left unplayed by the next replay.
 
 Every mode that records writes a staging file beside the cassette (for ``all`` and
 ``new_episodes`` a copy of it first), which replaces the committed cassette when the session
@@ -45,9 +47,10 @@ stale error derives from ``openai.OpenAIError`` because the SDK re-raises those 
 (anything else from a transport is retried, slept on and wrapped as a connection error).
 
 Secrets (:mod:`~pytest_diageval.harness.cassettes.secrets`): request headers are stored from
-an allowlist, secret response headers are dropped, every given secret (of at least
-:data:`MIN_SECRET_LENGTH` characters) becomes :data:`SCRUBBED`, and each written file is
-scanned for key-like strings (:func:`scan_for_secrets`). Cassettes are readable YAML
+an allowlist, secret response headers are dropped, every given secret (whatever its length)
+becomes :data:`SCRUBBED`, each written file is scanned for the exact secrets and key-like
+strings (:func:`scan_for_secrets`), and :func:`cassette_transport` scrubs them from every
+answer before the run reads it. Cassettes are readable YAML
 (:mod:`~pytest_diageval.harness.cassettes.format`): decoded bodies, JSON pretty-printed with
 real Chinese characters; the recorded request body is only ever compared, never sent again,
 so reformatting it is safe.
@@ -60,7 +63,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import shutil
 import ssl
 from collections.abc import Sequence
 from pathlib import Path
@@ -81,11 +83,13 @@ from pytest_diageval.harness.cassettes.diff import (
     request_diff,
 )
 from pytest_diageval.harness.cassettes.format import ReadableYaml, Utf8Persister, holds_recording
+from pytest_diageval.harness.cassettes.interrupt import RecordingInterrupted
 from pytest_diageval.harness.cassettes.replay import SessionCassette
 from pytest_diageval.harness.cassettes.secrets import (
     DROPPED_HEADERS,
     MIN_SECRET_LENGTH,
     SCRUBBED,
+    ScrubbingTransport,
     before_save_scrubber,
     find_secret,
 )
@@ -179,17 +183,16 @@ class CassetteSession:
             )
         self.path = Path(path)
         self.record_mode = record_mode
-        self.secrets = tuple(s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH)
+        self.secrets = tuple(s for s in secrets if s)
         self.rerecord_command = rerecord_command
-        # A recording from scratch goes beside the cassette first: a failed run must neither
-        # lose the committed cassette (rewrite) nor leave a partial one that replays stale (once).
         # Whether this session may send requests to the endpoint, known before entering (an
         # empty file is recorded over, as vcrpy treats a missing one).
         existing = record_mode == "once" and holds_recording(self.path)
         self.may_record = record_mode != "none" and not existing
         # Every session that may record writes a staging file beside the cassette, which
-        # replaces it only after a run that completes: all and new_episodes start from a copy
-        # of the committed cassette, rewrite and once from nothing.
+        # replaces it only after a run that completes (a failed or stopped one must neither
+        # lose the committed cassette nor leave a partial one): all and new_episodes start
+        # from a copy of the committed cassette, rewrite and once from nothing.
         self.record_path = _staging_path(self.path) if self.may_record else self.path
         self._seed = record_mode in ("all", "new_episodes")
         self.stale: list[StaleCassetteError] = []
@@ -231,6 +234,8 @@ class CassetteSession:
         staged = self.record_path != self.path
         if staged and (exc is not None or self.abandoned):
             self.record_path.unlink(missing_ok=True)  # the committed cassette stays
+            if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, SIGTERM: said, and the run stops
+                raise RecordingInterrupted.of(self.path, exc) from exc
             return
         # Scanned here, not in the persister: an error inside vcrpy's exit would leave the
         # HTTP libraries patched. A leak stops a rewrite before it replaces anything.
@@ -246,10 +251,11 @@ class CassetteSession:
         be written fails here, before the first model call, not after the whole recording."""
         try:
             self.record_path.parent.mkdir(parents=True, exist_ok=True)
-            if self._seed and self.path.is_file():
-                shutil.copyfile(self.path, self.record_path)
-            else:
-                self.record_path.write_bytes(b"")  # also replaces one left by an interruption
+            seed = self.path.read_bytes() if self._seed and self.path.is_file() else b""
+            # One left by an interruption (or a symlink in its place) is unlinked, not followed.
+            self.record_path.unlink(missing_ok=True)
+            with self.record_path.open("xb") as staging:
+                staging.write(seed)
         except OSError as error:
             raise CassetteError(
                 f"cannot record cassette {self.path}: {self.record_path.parent} is not"
@@ -267,6 +273,7 @@ class CassetteSession:
             record_mode=_VCR_MODE[self.record_mode],
             before_save_interaction=before_save_scrubber(self.secrets),
             persister=self._persister,
+            drop_unused_requests=self.may_record,  # a replay never rewrites its cassette
         )
         # VCR wraps request filters in a deepcopy of the request, run four times per replayed
         # request: the largest replay cost after stock body matching. We filter nothing at
@@ -371,23 +378,19 @@ def _shared_ssl_context() -> ssl.SSLContext:
     return httpx2.create_ssl_context()
 
 
-def cassette_transport() -> httpx2.HTTPTransport:
-    """A network transport for ``make_openai_client`` / ``LLM`` in cassette sessions.
-
-    vcrpy intercepts ``httpx2.HTTPTransport`` (not custom transports), so cassette runs need
-    a real one. Building it from scratch loads the CA bundle into a fresh SSL context, which
-    costs more than replaying a whole scenario; this one shares one context per process.
-    """
-    return httpx2.HTTPTransport(verify=_shared_ssl_context())
+def cassette_transport(secrets: Sequence[str] = ()) -> httpx2.BaseTransport:
+    """A network transport for ``make_openai_client`` / ``LLM`` in cassette sessions; with
+    ``secrets`` (the session's), every answer reaches the run with them scrubbed. vcrpy
+    intercepts ``httpx2.HTTPTransport`` (not custom transports), so cassette runs need a real
+    one; building it loads the CA bundle into a fresh SSL context, which costs more than
+    replaying a whole scenario, so this one shares one context per process."""
+    network = httpx2.HTTPTransport(verify=_shared_ssl_context())
+    return ScrubbingTransport(network, secrets) if any(secrets) else network
 
 
 def scan_for_secrets(path: str | os.PathLike[str], secrets: Sequence[str] = ()) -> None:
-    """Raise :class:`SecretLeakError` at the first key-like string in the file.
-
-    Looks for the given secrets, ``sk-…`` keys (with a digit, so words like ``disk-usage-…``
-    do not count) and ``Bearer`` tokens (:func:`~.secrets.find_secret`). The
-    message masks the value.
-    """
+    """Raise :class:`SecretLeakError` at the first given secret or key-like string in the
+    file (:func:`~.secrets.find_secret`); the message masks the value."""
     found = find_secret(path, secrets)
     if found is not None:
         raise SecretLeakError(

@@ -91,6 +91,11 @@ class MutationNode(ScenarioNode):
             self.setup_error = str(exc)
             yield MutationSetupItem.from_parent(self, name=SETUP_ITEM)
             return
+        except Exception as exc:  # a file it cannot read: its own failure, the rest still run
+            where = self.path if self.cassette is None else self.cassette
+            self.setup_error = f"{where}: cannot be mutated: {type(exc).__name__}: {exc}"
+            yield MutationSetupItem.from_parent(self, name=SETUP_ITEM)
+            return
         if self.plan is None:  # no PASS, nothing a forgery could sneak through
             yield self._tagged(NotMutatedItem.from_parent(self, name=NOT_MUTATED_ITEM))
             return

@@ -19,6 +19,7 @@ import pytest
 from pytest_diageval.harness.checks.evidence_lines import table
 from pytest_diageval.harness.mutation.items import mutant_payload, not_mutated_payload
 from pytest_diageval.harness.mutation.mutants import KINDS
+from pytest_diageval.harness.outputs import write_atomically
 
 __all__ = ["OUTCOMES", "MutationReporter", "MutationSummary"]
 
@@ -156,7 +157,13 @@ class MutationReporter:
             for _, p in sorted(self.not_mutated.items())
         ]
         report = {"version": 1, "mode": "mutate", "mutation": mutation}
-        path = Path(target)
-        path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(report, ensure_ascii=False, indent=2, sort_keys=True)
-        path.write_text(text + "\n", encoding="utf-8")
+        try:
+            write_atomically(Path(target), text + "\n")
+        except OSError as error:  # a full disk: said, and the run fails (no traceback)
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:
+                message = f"--diageval-report {target}: cannot write the report: {error}"
+                reporter.write_line(f"ERROR: {message}", red=True)
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -9,12 +9,15 @@ at a time and streams itself to its path, byte for byte what
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
+
+from pytest_diageval.harness.outputs import replacing
 
 __all__ = ["AuditSpool", "write_report"]
 
@@ -27,22 +30,36 @@ class AuditSpool:
     def __init__(self) -> None:
         self._file: IO[bytes] | None = None
         self._where: dict[str, tuple[int, int]] = {}
+        self._held: dict[str, dict[str, Any]] = {}
+        """Records the temporary file could not take (a full disk), kept in memory."""
 
     def __contains__(self, scenario_id: str) -> bool:
-        return scenario_id in self._where
+        return scenario_id in self._where or scenario_id in self._held
 
     def __len__(self) -> int:
-        return len(self._where)
+        return len(self._where) + len(self._held)
 
     def add(self, scenario_id: str, record: dict[str, Any]) -> None:
-        if self._file is None:
-            self._file = tempfile.TemporaryFile()  # noqa: SIM115 (open for the session; close())
+        """Keep ``record``: on disk, or in memory when the temporary folder cannot take it
+        (a full ``TMPDIR`` must cost memory, not the report, and never the session)."""
         data = json.dumps(record, ensure_ascii=False).encode("utf-8")
-        offset = self._file.seek(0, 2)
-        self._file.write(data)
+        try:
+            if self._file is None:
+                # Unbuffered: a write that fails says so now, and leaves nothing to flush.
+                self._file = tempfile.TemporaryFile(buffering=0)  # noqa: SIM115 (close())
+            offset = self._file.seek(0, 2)
+            if self._file.write(data) != len(data):
+                raise OSError("short write")
+        except OSError:
+            self._held[scenario_id] = record
+            self._where.pop(scenario_id, None)
+            return
+        self._held.pop(scenario_id, None)
         self._where[scenario_id] = (offset, len(data))
 
     def get(self, scenario_id: str) -> dict[str, Any] | None:
+        if scenario_id in self._held:
+            return self._held[scenario_id]
         where = self._where.get(scenario_id)
         if where is None or self._file is None:
             return None
@@ -52,9 +69,11 @@ class AuditSpool:
 
     def close(self) -> None:
         if self._file is not None:
-            self._file.close()
+            with contextlib.suppress(OSError):
+                self._file.close()
         self._file = None
         self._where.clear()
+        self._held.clear()
 
 
 def write_report(path: Path, scenarios: Iterable[dict[str, Any]]) -> None:
@@ -63,8 +82,7 @@ def write_report(path: Path, scenarios: Iterable[dict[str, Any]]) -> None:
     The bytes equal ``json.dumps(..., ensure_ascii=False, indent=2, sort_keys=True) + "\\n"``
     of the whole report ("scenarios" sorts before "version"), without ever holding it.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as out:
+    with replacing(path) as out:  # a run killed while writing leaves the previous report
         out.write('{\n  "scenarios": [')
         count = 0
         for scenario in scenarios:

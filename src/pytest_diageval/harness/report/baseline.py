@@ -57,19 +57,34 @@ class BaselineError(Exception):
 def load_baseline(path: Path) -> dict[str, Any]:
     """The report in ``path``; :class:`BaselineError` names the file and what is wrong."""
     where = f"--diageval-baseline {path}"
+    if path.exists() and not path.is_file():  # /dev/zero would be read for ever
+        raise BaselineError(f"{where}: is not a regular file; give a file that {_WROTE}")
     try:
         text = path.read_text("utf-8")
     except OSError as exc:
         raise BaselineError(f"{where}: cannot read the file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise BaselineError(
+            f"{where}: is not UTF-8 text (byte {exc.start}: {exc.reason}); give a file that"
+            f" {_WROTE}"
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise BaselineError(
-            f"{where}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg}); give a file that "
-            "--diageval-report wrote"
+            f"{where}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg}); give a file that {_WROTE}"
         ) from None
+    except RecursionError:
+        raise BaselineError(
+            f"{where}: its JSON is nested too deeply to read; give a file that {_WROTE}"
+        ) from None
+    except ValueError as exc:  # a number of more digits than Python converts
+        raise BaselineError(f"{where}: {exc}; give a file that {_WROTE}") from None
     _check_shape(data, where)
     return data  # type: ignore[no-any-return]
+
+
+_WROTE = "--diageval-report wrote"
 
 
 def _check_shape(data: Any, where: str) -> None:
@@ -89,6 +104,34 @@ def _check_shape(data: Any, where: str) -> None:
     for index, entry in enumerate(scenarios):
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
             raise BaselineError(f"{where}: scenarios[{index}] has no string 'id'")
+        problem = _entry_problem(entry, f"scenarios[{index}]")
+        if problem is not None:
+            raise BaselineError(f"{where}: {problem}; give a file that {_WROTE}")
+
+
+def _entry_problem(entry: Mapping[str, Any], at: str) -> str | None:
+    """The first value :func:`comparable_values` reads that has the wrong shape (``summary``
+    a string, say), or None: a baseline is checked whole before any scenario runs."""
+    shapes: list[tuple[str, Any, type]] = [
+        (f"{at}.summary", entry.get("summary"), Mapping),
+        (f"{at}.result", entry.get("result"), Mapping),
+    ]
+    result = entry.get("result")
+    if isinstance(result, Mapping):
+        shapes.append((f"{at}.result.rounds", result.get("rounds"), list))
+        for number, data in enumerate(result.get("rounds") or []):
+            shapes.append((f"{at}.result.rounds[{number}]", data, Mapping))
+            gatekeeper = data.get("gatekeeper") if isinstance(data, Mapping) else None
+            name = f"{at}.result.rounds[{number}].gatekeeper"
+            shapes.append((name, gatekeeper, Mapping))
+            if isinstance(gatekeeper, Mapping):
+                rules = gatekeeper.get("failed_rules")
+                shapes.append((f"{name}.failed_rules", rules, list))
+    for name, value, kind in shapes:
+        if value is not None and not isinstance(value, kind):
+            wanted = "a mapping" if kind is Mapping else "a list"
+            return f"{name} must be {wanted}; got {type(value).__name__}"
+    return None
 
 
 def token_total(tokens: Any) -> int | None:

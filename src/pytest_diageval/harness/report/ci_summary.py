@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_diageval.harness.outputs import replacing
+
 if TYPE_CHECKING:
     from pytest_diageval.harness.report.baseline import Comparison
     from pytest_diageval.harness.report.reporter import ScenarioSummaries
@@ -288,9 +290,8 @@ class CiSummary:
     ) -> None:
         try:
             separator = "\n" if mode == "a" and _needs_separator(path) else ""
-            if mode == "w":  # like --diageval-report: out/summary.md needs no mkdir first
-                path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open(mode, encoding="utf-8") as stream:
+            # Whole or not at all, an append too: what was there and the new text, renamed.
+            with replacing(path, keep_existing=mode == "a") as stream:
                 stream.write(separator + text)
         except OSError as error:
             option = "" if mode == "a" else "--diageval-summary "

@@ -9,7 +9,6 @@ and from a CI artifact. Jinja2 escapes every value (a scenario's text is data, n
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -20,6 +19,7 @@ import jinja2
 
 from pytest_diageval.core.judge.verdict import score_rule
 from pytest_diageval.harness.checks.evidence_lines import published_text
+from pytest_diageval.harness.outputs import write_atomically
 from pytest_diageval.harness.report.baseline import (
     COMPARED_FIELDS,
     Comparison,
@@ -41,17 +41,7 @@ def write_html(
     path: Path, report: Data, comparison: Comparison | None, confusion: Confusion | None = None
 ) -> None:
     """Render and write atomically: a reader never opens half a page."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = render_html(report, comparison, confusion)
-    # Beside the target (same file system, so the replace is atomic), with the permissions
-    # the umask gives any new file: a CI artifact must stay readable.
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    write_atomically(path, render_html(report, comparison, confusion))
 
 
 def render_html(

@@ -86,6 +86,7 @@ class ReviewReporter:
         self.baseline = baseline
         self.comparison: Comparison | None = None
         self.html_written: Path | None = None
+        self.html_error: str | None = None
 
     # Before the diageval reporter's own sessionfinish: that one may release the audits.
     @pytest.hookimpl(tryfirst=True)
@@ -102,7 +103,13 @@ class ReviewReporter:
         if target is not None:
             from pytest_diageval.harness.report.html import write_html
 
-            write_html(Path(target), data, self.comparison, self.summaries.confusion_counts())
+            try:
+                write_html(Path(target), data, self.comparison, self.summaries.confusion_counts())
+            except OSError as error:  # a full disk: said, the other outputs still written
+                self.html_error = f"--diageval-html {target}: cannot write the page: {error}"
+                if session.exitstatus == pytest.ExitCode.OK:
+                    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+                return
             self.html_written = Path(target)
 
     @pytest.hookimpl(trylast=True)  # after the diageval scenarios table
@@ -113,3 +120,5 @@ class ReviewReporter:
                 terminalreporter.write_line(line)
         if self.html_written is not None:
             terminalreporter.write_line(f"diageval html report: {self.html_written}")
+        if self.html_error is not None:
+            terminalreporter.write_line(f"ERROR: {self.html_error}", red=True)
