@@ -6,12 +6,14 @@ invocation rows carry real tool outputs (the recorder's own refs and items)."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 
 import pytest
 
 from pytest_diageval.core.answer import templates, wording
-from pytest_diageval.core.answer.composer import compose_answer
+from pytest_diageval.core.answer.composer import compose_answer, confirmed_part
+from pytest_diageval.core.answer.confirmed import render_confirmed
 from pytest_diageval.core.answer.routing import RouteDecision
 from pytest_diageval.core.answer.templates import (
     DEGRADED_HEADER,
@@ -583,3 +585,32 @@ def test_strip_control_table(text: str, stripped: str) -> None:
 )
 def test_hides_text_table(text: str, hides: bool) -> None:
     assert templates.hides_text(text) is hides
+
+
+def test_an_english_question_is_answered_in_english() -> None:
+    """The question's language decides the fixed texts and the labels of every rendered
+    field; the item's own values (its message, its numbers) are never translated."""
+    answer = _render(
+        "disclaimer", LOW_DECISION, question="Is there a HighMemoryUsage alert on order-service?"
+    )
+    assert answer == (
+        f"{wording.EN.disclaimer}\n\n{wording.EN.confirmed_heading}\norder-service:\n"
+        "- Alert HighMemoryUsage: firing, severity critical, current 91%, threshold 85%, for 15m"
+        " (source: query_metrics #1 $.alerts[1])\n\n"
+        f"{wording.EN.evidence_gaps_heading}\n- claim-3 (root_cause) has no tool evidence"
+    )
+
+
+def test_a_log_time_is_shown_in_the_worlds_zone_and_the_zone_is_said_once() -> None:
+    utc_log = {**POOL_LOG, "timestamp": "2026-07-08T03:14:02+00:00"}
+    rows = [ROWS[0], _row(2, "query_logs", {"logs": [utc_log]})]
+    zone = datetime.timezone(datetime.timedelta(hours=8))
+    evidence = render_confirmed(["claim-3"], GATE_PASS, rows, wording.ZH, zone=zone)
+    assert evidence.groups["order-service"] == [
+        "日志 2026-07-08 11:14:02 WARN：HikariCP pool stats: HikariPool-1 active=50/50, idle=0,"
+        " waiting=32（来源：query_logs #2 $.logs[0]）"
+    ]
+    assert evidence.timed
+    assert confirmed_part(evidence, wording.ZH, "heading", zone)[-1] == "（时间均为 UTC+08:00）"
+    alert_only = render_confirmed(["claim-1"], GATE_PASS, rows, wording.ZH, zone=zone)
+    assert "（时间均为 UTC+08:00）" not in confirmed_part(alert_only, wording.ZH, "heading", zone)

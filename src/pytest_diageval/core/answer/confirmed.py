@@ -85,7 +85,7 @@ class ConfirmedEvidence:
         if self.groups:
             out.append(heading)
             for service, lines in self.groups.items():
-                out.append(f"{service or wording.all_services}{wording.colon}")
+                out.append(f"{service or wording.all_services}{wording.colon}".rstrip())
                 out.extend(f"- {line}" for line in lines)
         if self.searches:
             out.append(wording.no_hit_heading)
