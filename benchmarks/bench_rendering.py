@@ -44,9 +44,10 @@ def _run(arguments: list[str]) -> tuple[float, subprocess.CompletedProcess[str]]
 
 def main() -> int:
     wall, done = _run([PROPERTY, "-q", "--hypothesis-show-statistics"])
-    examples = re.search(r"(\d+) passing examples", done.stdout)
+    examples = re.search(r"(\d+) passing, (\d+) failing", done.stdout)
     held = "held" if done.returncode == 0 else f"FAILED (exit {done.returncode})"
-    print(f"property: {examples.group(1) if examples else '?'} examples, {held}, {wall:.1f} s wall")
+    counted = f"{examples.group(1)} passing, {examples.group(2)} failing" if examples else "?"
+    print(f"property: {counted} examples, {held}, {wall:.1f} s wall")
     with tempfile.TemporaryDirectory() as folder:
         report = Path(folder) / "report.json"
         wall, done = _run(
