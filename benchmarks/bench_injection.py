@@ -74,8 +74,9 @@ SETS = (
     ("corpus", "injections.jsonl", "benign.jsonl"),
     ("held-out 1", "heldout_injections.jsonl", "heldout_benign.jsonl"),
     ("held-out 2", "heldout2_injections.jsonl", "heldout2_benign.jsonl"),
+    ("held-out 3", "heldout3_injections.jsonl", "heldout3_benign.jsonl"),
 )
-"""The labelled corpus the goal is set on, then the two sets written later by writers who had
+"""The labelled corpus the goal is set on, then the three sets written later by writers who had
 not seen the detector (the corpus README says which was used to tune, and when)."""
 
 

@@ -1,0 +1,178 @@
+"""Read the claim check on labelled (claim, cited items) pairs: how often is it right?
+
+Reads the held-out claim sets of ``tests/data/claim_corpus/`` (their README says who wrote
+them and how: a writer who never read the checker). Each pair is one claim, its type and the
+items it cites; it is labelled faithful or unfaithful with the class of fault. For each pair
+this script builds what the pipeline would hold after a clean gatekeeper pass (one recorded
+invocation per cited item, made by the recorder's own ref and item extraction; a no-hit item
+is a completed search with its own arguments and nothing found; every binding passed, its
+excerpt the item's whole ref text), then asks the code the verdict relies on:
+
+* ``claim_ceilings`` (``core/judge/claim_support.py``): a ceiling of no_evidence rejects;
+* the question's scope (``core/scope``), when the pair has a question: a scope problem
+  (``scope.excluded_topic``, ``scope.out_of_scope`` ...) rejects.
+
+A pair counts as *flagged* when either rejects. The script prints, per set and per fault
+class, the recall on unfaithful pairs and the false rejects on faithful ones, then every miss
+and false reject with ``--list``. The corpus's claim types ``fact`` and ``hypothesis`` are read
+as ``observation`` and ``risk``, the contract's nearest types.
+
+Run from the repository root: ``python benchmarks/bench_claims.py [--list]``. Exit status 0
+whatever the numbers: the figures are the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pytest_diageval.core.contract.contracts import (
+    CheckedBinding,
+    Claim,
+    GatekeeperResult,
+    RetrievalDetails,
+    ToolInvocation,
+)
+from pytest_diageval.core.contract.gatekeeper_rules import NO_HIT_RAW_PATHS
+from pytest_diageval.core.evidence.recorder import (
+    EVIDENCE_LIST_KEYS,
+    extract_evidence_items,
+    extract_evidence_refs,
+)
+from pytest_diageval.core.judge.claim_support import claim_ceilings
+from pytest_diageval.core.scope.claims import scope_problems
+from pytest_diageval.core.scope.floor import scope_floor
+
+__all__ = ["SETS", "flagged", "main"]
+
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "claim_corpus"
+SETS = (("held-out A", "heldout_claims_a.jsonl"), ("held-out B", "heldout_claims_b.jsonl"))
+_TOOL = {"alert": "query_metrics", "log": "query_logs", "runbook": "lookup_knowledge"}
+_TYPE = {"fact": "observation", "hypothesis": "risk"}
+_SUPPORTING = {"direct_evidence", "indirect_support"}
+
+
+def load(name: str) -> list[dict[str, Any]]:
+    lines = (CORPUS / name).read_text("utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _invocation(number: int, item: dict[str, Any]) -> tuple[ToolInvocation, str, str]:
+    """The recorded call that returned ``item``, the raw path citing it and its ref text."""
+    if item["kind"] == "no_hit":
+        tool = item["tool"]
+        output: dict[str, Any] = {EVIDENCE_LIST_KEYS[tool]: [], "total": 0}
+        params = {k: v for k, v in item.get("arguments", {}).items() if v is not None}
+        status = "no_evidence"
+    else:
+        tool = _TOOL[item["kind"]]
+        fields = {k: v for k, v in item.items() if k != "kind"}
+        output = {EVIDENCE_LIST_KEYS[tool]: [fields], "total": 1}
+        params = {"service": fields["service"]} if "service" in fields else {}
+        status = "supported"
+    refs = extract_evidence_refs(tool, output)
+    details = RetrievalDetails(
+        evidence_status=status,  # type: ignore[arg-type]
+        evidence_refs=refs,
+        evidence_items=extract_evidence_items(tool, output),
+        total=output["total"],
+    )
+    row = ToolInvocation(
+        id=number,
+        session_id="corpus",
+        round=1,
+        tool_name=tool,
+        input_params=params,
+        duration_ms=0,
+        success=True,
+        retrieval_details=details,
+    )
+    if not refs:
+        return row, NO_HIT_RAW_PATHS[tool], "[]"
+    return row, refs[0].raw_path, refs[0].text
+
+
+def flagged(pair: dict[str, Any]) -> list[str]:
+    """Why the code rejects the pair's claim ([] when it lets it through)."""
+    rows, bindings, checked = [], [], []
+    for number, item in enumerate(pair["items"], start=1):
+        row, path, text = _invocation(number, item)
+        rows.append(row)
+        binding = {
+            "tool_name": row.tool_name,
+            "source_invocation_id": number,
+            "raw_path": path,
+            "evidence_excerpt": text,
+        }
+        bindings.append(binding)
+        checked.append(
+            CheckedBinding(claim_id="c", status="pass", matched_text=text, **binding)  # type: ignore[arg-type]
+        )
+    claim_type = _TYPE.get(pair["claim_type"], pair["claim_type"])
+    claim = Claim.model_validate(
+        {"claim_id": "c", "claim_type": claim_type, "claim_text": pair["claim"],
+         "evidence_bindings": bindings}
+    )  # fmt: skip
+    gate = GatekeeperResult(status="pass", severity="none", checked_bindings=checked)
+    ceiling = claim_ceilings([claim], gate, rows)["c"]
+    reasons = [] if ceiling.ceiling in _SUPPORTING else [ceiling.rule or ceiling.ceiling]
+    question = pair.get("question")
+    if question:
+        services = sorted({i["service"] for i in pair["items"] if i.get("service")})
+        alerts = sorted({i["alert_name"] for i in pair["items"] if i.get("alert_name")})
+        scope = scope_floor(question, services, alerts)
+        reasons += [
+            p.rule for p in scope_problems(claim_type, pair["claim"], scope, services, alerts)
+        ]
+    return reasons
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--list", action="store_true", help="print every miss and false reject")
+    args = parser.parse_args(argv)
+    for name, file in SETS:
+        if (CORPUS / file).exists():
+            _report(name, load(file), args.list)
+    return 0
+
+
+def _report(name: str, pairs: list[dict[str, Any]], listing: bool) -> None:
+    total: Counter[str] = Counter()
+    caught: Counter[str] = Counter()
+    misses, false_rejects = [], []
+    for pair in pairs:
+        kind = pair["fault"] or "faithful"
+        total[kind] += 1
+        reasons = flagged(pair)
+        if reasons:
+            caught[kind] += 1
+        if pair["label"] == "unfaithful" and not reasons:
+            misses.append(pair)
+        if pair["label"] == "faithful" and reasons:
+            false_rejects.append((pair, reasons))
+    unfaithful = sum(n for k, n in total.items() if k != "faithful")
+    found = sum(n for k, n in caught.items() if k != "faithful")
+    print(
+        f"== {name}: recall on unfaithful {found}/{unfaithful} = {found / unfaithful:.3f},"
+        f" false rejects on faithful {caught['faithful']}/{total['faithful']}"
+        f" = {caught['faithful'] / total['faithful']:.3f}"
+    )
+    print(f"{'class':34} | pairs | flagged | share")
+    for kind in sorted(total):
+        print(f"{kind:34} | {total[kind]:5} | {caught[kind]:7} | {caught[kind] / total[kind]:.3f}")
+    print()
+    if listing:
+        for pair in misses:
+            print(f"  missed {pair['id']} [{pair['fault']}] {pair['claim'][:90]!r}")
+        for pair, reasons in false_rejects:
+            print(f"  false reject {pair['id']} {reasons} {pair['claim'][:80]!r}")
+        print()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
