@@ -2,7 +2,8 @@
 
 A check is ``fn(params, ctx) -> CheckOutcome``, registered under an ``expect`` key in the hook
 ``pytest_diageval_register_checks(registry)`` (a ``conftest.py`` or a plugin) or by a package's
-``pytest_diageval.checks`` entry point; docs/api.md describes each name. Importing this module
+``pytest_diageval.checks`` entry point; a report column is a ``ReportColumn``, added in the hook
+``pytest_diageval_report_columns(config)``; docs/api.md describes each name. Importing this module
 imports nothing else: each name is loaded on first use, as pytest-xdist keeps its own import
 light, so ``import pytest_diageval`` costs nothing to a run that collects no scenario.
 """
@@ -24,6 +25,11 @@ if TYPE_CHECKING:
         CheckRegistry,
         CheckSpec,
     )
+    from pytest_diageval.harness.report.columns import (
+        ColumnContext,
+        ReportColumn,
+        ReportColumnError,
+    )
 
 __all__ = [
     "CHECKS_ENTRY_POINT_GROUP",
@@ -34,8 +40,11 @@ __all__ = [
     "CheckRegistrationError",
     "CheckRegistry",
     "CheckSpec",
+    "ColumnContext",
     "GraderOutput",
     "GraderRun",
+    "ReportColumn",
+    "ReportColumnError",
     "RoundResult",
     "StageUsage",
     "TokenUsage",
@@ -58,6 +67,9 @@ _WHERE: dict[str, str] = {
     "StageUsage": "pytest_diageval.agents.usage",
     "GraderRun": "pytest_diageval.agents.grader",
     "GraderOutput": "pytest_diageval.agents.grader",
+    "ReportColumn": "pytest_diageval.harness.report.columns",
+    "ReportColumnError": "pytest_diageval.harness.report.columns",
+    "ColumnContext": "pytest_diageval.harness.report.columns",
 }
 """Each public name and the module that defines it."""
 

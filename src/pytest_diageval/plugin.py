@@ -30,7 +30,8 @@ __all__ = [
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    """``pytest_diageval_register_checks``: checks of a project's own (``harness/hookspecs.py``)."""
+    """``pytest_diageval_register_checks`` (checks of a project's own) and
+    ``pytest_diageval_report_columns`` (its report columns): ``harness/hookspecs.py``."""
     from pytest_diageval.harness import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)

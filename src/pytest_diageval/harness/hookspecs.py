@@ -14,8 +14,9 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_diageval.harness.format.registry import CheckRegistry
+    from pytest_diageval.harness.report.columns import ReportColumn
 
-__all__ = ["pytest_diageval_register_checks"]
+__all__ = ["pytest_diageval_register_checks", "pytest_diageval_report_columns"]
 
 
 @pytest.hookspec(historic=True)
@@ -37,3 +38,27 @@ def pytest_diageval_register_checks(registry: CheckRegistry) -> None:
     A scenario then sets ``expect: {max_answer_chars: 400}``: the value is validated (strict)
     against the parameters when the file loads, and the key is its own item.
     """
+
+
+@pytest.hookspec
+def pytest_diageval_report_columns(config: pytest.Config) -> list[ReportColumn]:
+    """Add columns to the reports: each :class:`~pytest_diageval.ReportColumn` shows in the
+    terminal table, the ``--diageval-report`` JSON (``summary.columns``), the
+    ``--diageval-html`` page and the CI summary, after the built-in columns; with
+    ``compare=True`` (the default) ``--diageval-baseline`` counts a changed value::
+
+        from pytest_diageval import ColumnContext, ReportColumn
+
+        def tool_calls(ctx: ColumnContext) -> int | None:
+            if ctx.result is None:  # the scenario did not run to the end
+                return None
+            return sum(len(r.tool_calls) for r in ctx.result.rounds)
+
+        def pytest_diageval_report_columns(config):
+            return [ReportColumn("tool_calls", "tools", tool_calls)]
+
+    Every implementation's list is used, in the order pytest calls them. ``value(ctx)`` runs
+    where the scenario ran (an xdist worker too) and must return JSON; the reports read the
+    value from the scenario's row. Asked once per run, when the first scenario runs.
+    """
+    raise NotImplementedError  # a specification: pytest calls the implementations, never this

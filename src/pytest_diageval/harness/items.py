@@ -39,6 +39,7 @@ from pytest_diageval.harness.format.outline import ScenarioOutline
 from pytest_diageval.harness.format.registry import config_checks as checks_of
 from pytest_diageval.harness.format.scenario import Scenario
 from pytest_diageval.harness.lean_nodes import LeanNode
+from pytest_diageval.harness.report.columns import report_columns
 from pytest_diageval.harness.report.reporter import audit_trail, scenario_summary
 from pytest_diageval.harness.runner import ScenarioRun, run_samples
 from pytest_diageval.harness.settings import RecordMode, SettingsError, run_settings
@@ -115,6 +116,7 @@ class ScenarioNode(LeanNode, pytest.Collector):
         """The run of every sample, in order (see ``--diageval-repeat``)."""
         if self._runs is None:
             settings = run_settings(self.config)
+            columns = report_columns(self.config)  # a bad column fails here, before the run
             if self.record_mode is not None:
                 settings = dataclasses.replace(settings, record_mode=self.record_mode)
             repeat = self.config.getoption("diageval_repeat", None)
@@ -126,7 +128,7 @@ class ScenarioNode(LeanNode, pytest.Collector):
                 command=functools.partial(self.rerecord_command, samples=repeat),
                 repeat=repeat,
             )
-            self._summary = scenario_summary(self.scenario, *self._runs)
+            self._summary = scenario_summary(self.scenario, *self._runs, columns=columns)
             self._summary_unsent = True
         return self._runs
 

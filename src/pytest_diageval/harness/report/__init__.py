@@ -6,4 +6,4 @@ May import the core, the agents, ``harness.format``, ``harness.checks``, ``harne
 and ``harness.runner``. Other subpackages import only the modules in ``__all__``.
 """
 
-__all__ = ["ci_summary", "reporter", "review"]
+__all__ = ["ci_summary", "columns", "reporter", "review"]

@@ -1,10 +1,11 @@
 """Compare this run with a baseline: a previous ``--diageval-report`` JSON file.
 
-The review of a prompt change is "what moved, and why": per scenario, the verdict, score,
-gatekeeper severity, failed rules, answer kind, final answer and tokens of the baseline next to
-this run's. Tokens are compared as totals; where a page shows both sides it shows them in one
-shape (``prompt+completion`` when both runs split them, else both totals), and a changed final
-answer is shown as a diff (:func:`answer_diff`).
+The review of a prompt change is "what moved, and why": per scenario, every column of
+:mod:`.columns` that compares (the verdict, score, gatekeeper severity, failed rules, answer
+kind, final answer and tokens; a column a ``conftest.py`` or plugin added; a registered check's
+outcome) of the baseline next to this run's. Tokens are compared as totals; where a page shows
+both sides it shows them in one shape (``prompt+completion`` when both runs split them, else
+both totals), and a changed final answer is shown as a diff (:func:`answer_diff`).
 The terminal summary and the HTML report both read one :class:`Comparison`, built from the
 same report data the ``--diageval-report`` JSON holds, so the two can never disagree.
 """
@@ -19,6 +20,19 @@ from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any
 
+from pytest_diageval.harness.report.columns import (
+    BUILTIN_COLUMNS,
+    MISSING,
+    ReportColumn,
+    columns_of,
+    compared_text,
+    failed_rules,
+    scenario_tokens,
+    split_tokens_text,
+    token_total,
+    tokens_text,
+)
+
 __all__ = [
     "COMPARED_FIELDS",
     "BaselineError",
@@ -27,6 +41,7 @@ __all__ = [
     "answer_diff",
     "comparable_values",
     "compare_reports",
+    "failed_rules",
     "load_baseline",
     "scenario_tokens",
     "split_tokens_text",
@@ -35,15 +50,10 @@ __all__ = [
 ]
 
 COMPARED_FIELDS: dict[str, str] = {
-    "verdict": "verdict",
-    "score": "score",
-    "severity": "severity",
-    "failed_rules": "failed rules",
-    "answer_kind": "answer kind",
-    "final_answer": "final answer",
-    "tokens": "tokens",
+    column.name: column.label for column in BUILTIN_COLUMNS if column.compare
 }
-"""Field name in the comparison → its label for people."""
+"""The built-in compared columns: name → its label for people (an added column with
+``compare`` is compared too)."""
 
 REPORT_VERSION = 1
 MISSING_LISTED = 5
@@ -112,10 +122,17 @@ def _check_shape(data: Any, where: str) -> None:
 def _entry_problem(entry: Mapping[str, Any], at: str) -> str | None:
     """The first value :func:`comparable_values` reads that has the wrong shape (``summary``
     a string, say), or None: a baseline is checked whole before any scenario runs."""
+    summary = entry.get("summary")
     shapes: list[tuple[str, Any, type]] = [
-        (f"{at}.summary", entry.get("summary"), Mapping),
+        (f"{at}.summary", summary, Mapping),
         (f"{at}.result", entry.get("result"), Mapping),
+        (f"{at}.checks", entry.get("checks"), Mapping),
+        (f"{at}.check_results", entry.get("check_results"), list),
     ]
+    if isinstance(summary, Mapping):
+        shapes.append((f"{at}.summary.columns", summary.get("columns"), Mapping))
+    for number, record in enumerate(entry.get("check_results") or []):
+        shapes.append((f"{at}.check_results[{number}]", record, Mapping))
     result = entry.get("result")
     if isinstance(result, Mapping):
         shapes.append((f"{at}.result.rounds", result.get("rounds"), list))
@@ -134,76 +151,12 @@ def _entry_problem(entry: Mapping[str, Any], at: str) -> str | None:
     return None
 
 
-def token_total(tokens: Any) -> int | None:
-    """A token count, whichever shape the report gives it: a number, a mapping with a
-    ``total`` (number or nested usage), or ``prompt``/``completion`` counts (``_tokens`` names
-    too); None when nothing was recorded (no count, or zero requests)."""
-    if isinstance(tokens, bool):
-        return None
-    if isinstance(tokens, int):
-        return tokens
-    if not isinstance(tokens, Mapping):
-        return None
-    total = tokens.get("total")
-    if isinstance(total, Mapping):
-        return token_total(total)
-    if isinstance(total, int) and not isinstance(total, bool):
-        return total
-    if tokens.get("requests") == 0:
-        return None
-    names = ("prompt", "completion", "prompt_tokens", "completion_tokens")
-    counts = [tokens[name] for name in names if isinstance(tokens.get(name), int)]
-    return sum(counts) if counts else None
-
-
-def scenario_tokens(summary: Mapping[str, Any]) -> int | None:
-    """The tokens of one scenario row: its ``usage`` (per stage and in total), else its
-    ``tokens``; None for a run that recorded none (a scripted model, an older report)."""
-    return token_total(summary["usage"] if "usage" in summary else summary.get("tokens"))
-
-
-def split_tokens_text(summary: Mapping[str, Any]) -> str | None:
-    """``prompt+completion`` of one scenario row; None when the row has no such split (no
-    request, or a report that gives a bare total)."""
-    usage = summary.get("usage")
-    total = usage.get("total") if isinstance(usage, Mapping) else None
-    if isinstance(total, Mapping) and total.get("requests"):
-        return f"{total.get('prompt_tokens')}+{total.get('completion_tokens')}"
-    return None
-
-
-def tokens_text(summary: Mapping[str, Any]) -> str:
-    """The tokens cell as the terminal table writes it (``prompt+completion``)."""
-    split = split_tokens_text(summary)
-    if split is not None:
-        return split
-    count = scenario_tokens(summary)
-    return "—" if count is None else str(count)
-
-
-def comparable_values(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The compared fields of one scenario entry of a report."""
-    summary = record.get("summary") or {}
-    result = record.get("result") or {}
-    return {
-        "verdict": summary.get("verdict"),
-        "score": summary.get("score"),
-        "severity": summary.get("severity"),
-        "failed_rules": _failed_rules(result.get("rounds") or []),
-        "answer_kind": result.get("answer_kind"),
-        "final_answer": result.get("final_answer"),
-        "tokens": scenario_tokens(summary),
-    }
-
-
-def _failed_rules(rounds: Sequence[Mapping[str, Any]]) -> list[str]:
-    # Every round's: a rule that failed in round 1 and was fixed by the retry still moved.
-    rules: list[str] = []
-    for round_data in rounds:
-        for rule in (round_data.get("gatekeeper") or {}).get("failed_rules") or []:
-            if rule not in rules:
-                rules.append(rule)
-    return rules
+def comparable_values(
+    record: Mapping[str, Any], columns: Sequence[ReportColumn] = BUILTIN_COLUMNS
+) -> dict[str, Any]:
+    """The compared values of one scenario entry of a report, by column name (the columns
+    with ``compare``; :data:`MISSING` where the entry has none)."""
+    return {column.name: column.compared_value(record) for column in columns if column.compare}
 
 
 @dataclass(frozen=True)
@@ -217,23 +170,26 @@ class FieldChange:
     after_text: str | None = dataclass_field(default=None, compare=False)
     """How a page shows the two values side by side, in one shape (tokens: both
     ``prompt+completion`` or both totals); None: as :meth:`text` shows them."""
+    column: ReportColumn | None = dataclass_field(default=None, compare=False, repr=False)
+    """The column compared (its label and how it writes a value); None: a built-in one."""
 
     @property
     def label(self) -> str:
-        return COMPARED_FIELDS[self.field]
+        if self.column is not None:
+            return self.column.label
+        return COMPARED_FIELDS.get(self.field, self.field)
 
     def text(self) -> str:
         if self.field == "final_answer":  # the page shows the diff; a line has no room for it
             return f"{self.label} changed"
-        return f"{self.label} {_shown(self.before)} → {_shown(self.after)}"
+        return f"{self.label} {self._shown(self.before)} → {self._shown(self.after)}"
+
+    def _shown(self, value: Any) -> str:
+        return _shown(value) if self.column is None else self.column.change_text(value)
 
 
 def _shown(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, list):
-        return "[" + ", ".join(str(item) for item in value) + "]"
-    return str(value)
+    return compared_text(value)
 
 
 @dataclass(frozen=True)
@@ -274,22 +230,26 @@ class Comparison:
 
 
 def compare_reports(
-    current: Mapping[str, Any], baseline: Mapping[str, Any], baseline_name: str
+    current: Mapping[str, Any],
+    baseline: Mapping[str, Any],
+    baseline_name: str,
+    added: Sequence[ReportColumn] = (),
 ) -> Comparison:
-    """Compare two report dicts (``--diageval-report`` shape) scenario by scenario.
+    """Compare two report dicts (``--diageval-report`` shape) scenario by scenario, column by
+    column (:func:`~.columns.columns_of` both reports, with the ``added`` columns).
 
-    Tokens count as a change only when both runs recorded them: a baseline from before
-    token reporting must not mark every scenario changed.
+    A column counts as a change only where both runs have a value for it: a baseline from
+    before token reporting, or before a column was added, must not mark every scenario changed.
     """
     now = {entry["id"]: entry for entry in current.get("scenarios", [])}
     before = {entry["id"]: entry for entry in baseline.get("scenarios", [])}
+    columns = columns_of([*now.values(), *before.values()], added)
     changes: dict[str, list[FieldChange]] = {}
     for key in sorted(now.keys() & before.keys()):
-        old, new = comparable_values(before[key]), comparable_values(now[key])
         moved = [
-            _change(name, old[name], new[name], before[key], now[key])
-            for name in COMPARED_FIELDS
-            if old[name] != new[name] and not _unrecorded_tokens(name, old[name], new[name])
+            change
+            for column in columns
+            if (change := _change(column, before[key], now[key])) is not None
         ]
         if moved:
             changes[key] = moved
@@ -303,16 +263,14 @@ def compare_reports(
 
 
 def _change(
-    name: str, old: Any, new: Any, old_entry: Mapping[str, Any], new_entry: Mapping[str, Any]
-) -> FieldChange:
-    if name != "tokens":
-        return FieldChange(name, old, new)
-    # Like with like: prompt+completion against prompt+completion, else total against total.
-    old_split = split_tokens_text(old_entry.get("summary") or {})
-    new_split = split_tokens_text(new_entry.get("summary") or {})
-    if old_split is not None and new_split is not None:
-        return FieldChange(name, old, new, old_split, new_split)
-    return FieldChange(name, old, new, str(old), str(new))
+    column: ReportColumn, old_entry: Mapping[str, Any], new_entry: Mapping[str, Any]
+) -> FieldChange | None:
+    old, new = column.compared_value(old_entry), column.compared_value(new_entry)
+    if old is MISSING or new is MISSING or old == new:
+        return None
+    texts = column.compared_texts(old_entry, new_entry)
+    before_text, after_text = (None, None) if texts is None else texts
+    return FieldChange(column.name, old, new, before_text, after_text, column)
 
 
 def answer_diff(before: Any, after: Any) -> list[str]:
@@ -327,7 +285,3 @@ def answer_diff(before: Any, after: Any) -> list[str]:
             lineterm="",
         )
     )
-
-
-def _unrecorded_tokens(name: str, old: Any, new: Any) -> bool:
-    return name == "tokens" and (old is None or new is None)

@@ -20,12 +20,12 @@ import jinja2
 from pytest_diageval.core.judge.verdict import score_rule
 from pytest_diageval.harness.checks.evidence_lines import published_text
 from pytest_diageval.harness.outputs import write_atomically
-from pytest_diageval.harness.report.baseline import (
-    COMPARED_FIELDS,
-    Comparison,
-    answer_diff,
-    scenario_tokens,
-    tokens_text,
+from pytest_diageval.harness.report.baseline import COMPARED_FIELDS, Comparison, answer_diff
+from pytest_diageval.harness.report.columns import (
+    BUILTIN_NAMES,
+    ReportColumn,
+    cell_text,
+    columns_of,
 )
 from pytest_diageval.harness.report.html_view import pretty_json, round_view
 from pytest_diageval.harness.report.reporter import VERDICTS, ScenarioSummaries
@@ -38,17 +38,25 @@ TEMPLATE = "report.html.j2"
 
 
 def write_html(
-    path: Path, report: Data, comparison: Comparison | None, confusion: Confusion | None = None
+    path: Path,
+    report: Data,
+    comparison: Comparison | None,
+    confusion: Confusion | None = None,
+    added: Sequence[ReportColumn] = (),
 ) -> None:
     """Render and write atomically: a reader never opens half a page."""
-    write_atomically(path, render_html(report, comparison, confusion))
+    write_atomically(path, render_html(report, comparison, confusion, added))
 
 
 def render_html(
-    report: Data, comparison: Comparison | None, confusion: Confusion | None = None
+    report: Data,
+    comparison: Comparison | None,
+    confusion: Confusion | None = None,
+    added: Sequence[ReportColumn] = (),
 ) -> str:
     """The page of a report dict; ``confusion`` is the terminal's confusion matrix (the
-    run's :meth:`ScenarioSummaries.confusion_counts`), else counted from the report's rows."""
+    run's :meth:`ScenarioSummaries.confusion_counts`), else counted from the report's rows;
+    the overview has a column per :func:`~.columns.columns_of` the report (with ``added``)."""
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("pytest_diageval.harness.report", "templates"),
         autoescape=True,
@@ -58,13 +66,15 @@ def render_html(
         keep_trailing_newline=True,
     )
     environment.filters["json"] = pretty_json
+    entries = list(report.get("scenarios") or [])
+    columns = [column for column in columns_of(entries, added) if column.in_tables]
     scenarios = [
-        scenario_view(index, entry, comparison)
-        for index, entry in enumerate(report.get("scenarios") or [])
+        scenario_view(index, entry, comparison, columns) for index, entry in enumerate(entries)
     ]
     expected_labels, actual_labels, counts = confusion or _confusion_of(report)
     return environment.get_template(TEMPLATE).render(
         scenarios=scenarios,
+        columns=[_column_view(column, entries) for column in columns],
         anchors={view["id"]: view["anchor"] for view in scenarios},
         tags=sorted({tag for view in scenarios for tag in view["tags"]}),
         verdicts=_verdict_options(scenarios),
@@ -111,8 +121,51 @@ def _totals(scenarios: Sequence[Data]) -> dict[str, int]:
     }
 
 
-def scenario_view(index: int, entry: Data, comparison: Comparison | None) -> dict[str, Any]:
-    """One row of the overview and one section of the page."""
+def _column_view(column: ReportColumn, entries: Sequence[Data]) -> dict[str, Any]:
+    """A column's heading: its text, how it sorts, its width's class in ``report.css`` (a
+    built-in column's own, ``c-added`` for every other)."""
+    return {
+        "name": column.name,
+        "header": column.header,
+        "sort": "number" if column.numeric(entries) else "text",
+        "css": f"c-{column.name}" if column.name in BUILTIN_NAMES else "c-added",
+    }
+
+
+def _cells(
+    entry: Data, columns: Sequence[ReportColumn], changes: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """A scenario's cells of the overview, each with its baseline value when it changed."""
+    cells = []
+    for column in columns:
+        change = changes.get(column.name)
+        look = getattr(column, "look", "")
+        # The verdict's badge is sample 1's; the page notes every sample's beside it.
+        shown = cell_text(column.read(entry)) if look == "verdict" else column.cell(entry)
+        was = None
+        if change is not None:
+            shown = change.after_text if change.after_text is not None else shown
+            was = change.before_text
+            was = column.change_text(change.before) if was is None else was
+        cells.append(
+            {
+                "text": shown,
+                "sort": column.sort_value(entry),
+                "change": change,
+                "was": was,
+                "look": look,
+            }
+        )
+    return cells
+
+
+def scenario_view(
+    index: int,
+    entry: Data,
+    comparison: Comparison | None,
+    columns: Sequence[ReportColumn] = (),
+) -> dict[str, Any]:
+    """One row of the overview (a cell per column) and one section of the page."""
     summary = entry.get("summary") or {}
     result = entry.get("result") or {}
     checks = entry.get("checks") or {}
@@ -128,8 +181,6 @@ def scenario_view(index: int, entry: Data, comparison: Comparison | None) -> dic
         "file": entry.get("file", ""),
         "tags": list(entry.get("tags") or []),
         "summary": summary,
-        "tokens": scenario_tokens(summary),
-        "tokens_text": tokens_text(summary),
         "checks": {"passed": passed, "failed": failed, "total": passed + failed},
         "failing": failed > 0 or bool(summary.get("error")),
         "error": summary.get("error"),
@@ -150,6 +201,7 @@ def scenario_view(index: int, entry: Data, comparison: Comparison | None) -> dic
         answer = view["changes"].get("final_answer")
         if answer is not None:
             view["answer_diff"] = answer_diff(answer.before, answer.after)
+    view["cells"] = _cells(entry, columns, view["changes"])
     view["changed"] = bool(view["changes"]) or view["is_new"]
     view["search_text"] = _search_text(view)
     return view

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +29,15 @@ from pytest_diageval.harness.checks.evidence_lines import (
     table,
 )
 from pytest_diageval.harness.report.audit_spool import AuditSpool, write_report
+from pytest_diageval.harness.report.columns import (
+    ColumnContext,
+    ReportColumn,
+    ReportColumnError,
+    column_values,
+    columns_of,
+    is_check_column_key,
+    report_columns,
+)
 
 if TYPE_CHECKING:
     from pytest_diageval.harness.format.scenario import Scenario
@@ -50,23 +59,33 @@ RECORD_OPTIONS = ("diageval_report", "diageval_html", "diageval_baseline")
 NO_VERDICT = "—"
 
 
-def scenario_summary(scenario: Scenario, run: ScenarioRun, *more: ScenarioRun) -> dict[str, Any]:
+def scenario_summary(
+    scenario: Scenario,
+    run: ScenarioRun,
+    *more: ScenarioRun,
+    columns: Sequence[ReportColumn] = (),
+) -> dict[str, Any]:
     """The row of one scenario: what was expected, what happened (in sample 1, the only one
     unless ``more`` samples ran; then ``samples`` lists each and ``agreement`` says how many
-    share the most common verdict, and the usage is that of all of them)."""
+    share the most common verdict, and the usage is that of all of them); ``columns`` holds
+    the value of each added column (:func:`~.columns.report_columns`), when there are any."""
     expected = scenario.expect.verdict
     expected_text = "|".join(expected) if isinstance(expected, list) else (expected or NO_VERDICT)
+    usage = TokenUsage.combined([sample.usage for sample in (run, *more)])
     row = {
         "id": scenario.scenario_id,
         "expected_verdict": expected_text,
         **_sample_row(run),
-        "usage": TokenUsage.combined([sample.usage for sample in (run, *more)]).as_dict(),
+        "usage": usage.as_dict(),
         **scope_summary(run.result),
     }
     if more:
         samples = [_sample_row(sample) for sample in (run, *more)]
         row["samples"] = samples
         row["agreement"] = _agreement([sample["verdict"] for sample in samples])
+    if columns:
+        ctx = ColumnContext(scenario, run.result, usage, run.grade, row["error"])
+        row["columns"] = column_values(columns, ctx)
     return row
 
 
@@ -198,8 +217,11 @@ class ScenarioSummaries:
     the HTML report) its expected, actual and evidence lines."""
     keep_results: bool = True
     """False when no output of :data:`RECORD_OPTIONS` is written: the terminal summary needs
-    the counts and the table's columns only, so neither the check records nor the rest of
-    each row (the error, the usage of each stage) are held to the end."""
+    the counts and the table's columns only, so neither the check records (but the outcome of
+    a registered check: a column) nor the rest of each row (the error, the usage of each
+    stage) are held to the end."""
+    added_columns: Callable[[], Sequence[ReportColumn]] = tuple
+    """The columns a ``conftest.py`` or plugin added, asked for when a report is written."""
 
     def add(self, payload: dict[str, Any], passed: bool, outcome: str | None = None) -> None:
         """One item's report; the scenario's row comes with the first report of each run
@@ -212,15 +234,16 @@ class ScenarioSummaries:
         samples = payload.get("samples")
         if samples is not None and samples["flaky"]:
             self.flaky[scenario] += 1
-        if "key" in payload and self.keep_results:
+        if "key" in payload and (self.keep_results or is_check_column_key(payload["key"])):
             record = {
                 "name": payload["key"],
                 "outcome": outcome or ("passed" if passed else "failed"),
-                "message": payload.get("message", ""),
-                **(payload.get("expectation") or {}),
             }
-            if samples is not None:
-                record["samples"] = samples
+            if self.keep_results:
+                record["message"] = payload.get("message", "")
+                record.update(payload.get("expectation") or {})
+                if samples is not None:
+                    record["samples"] = samples
             self.results.setdefault(scenario, []).append(record)
         stale = payload.get("stale")
         if stale is not None:
@@ -230,35 +253,26 @@ class ScenarioSummaries:
         if payload.get("audit") is not None:
             self.audits.add(scenario, payload["audit"])
 
-    def table_lines(self) -> Iterator[str]:
-        """One line per scenario, made as it is written (a suite has thousands). With
-        repeated samples, ``actual`` lists each sample's verdict and ``agree`` how many share
-        the most common one; ``checks`` counts the flaky expectations."""
-        sampled = any("samples" in row for row in self.rows.values())
-        header = ["scenario", "expected", "actual", "score", "gatekeeper", "rounds", "tokens"]
-        header += ["agree", "checks"] if sampled else ["checks"]
-        return streamed_table(header, lambda: self._table_rows(sampled))
+    def columns(self) -> list[ReportColumn]:
+        """The columns of this run's tables (:func:`~.columns.columns_of` its entries)."""
+        return columns_of(self.entries(), self.added_columns())
 
-    def _table_rows(self, sampled: bool) -> Iterator[list[str]]:
-        for key in sorted(self.rows):
-            row = self.rows[key]
-            samples = row.get("samples")
-            verdicts = "/".join(s["verdict"] for s in samples) if samples else row["verdict"]
-            cells = [
-                row["id"],
-                row["expected_verdict"],
-                verdicts,
-                str(row["score"]),
-                row["severity"],
-                str(row["rounds"]),
-                _tokens_cell(row.get("usage")),
-            ]
-            if sampled:
-                cells.append(row.get("agreement", "1/1"))
-            checks = f"{self.passed[key]}/{self.passed[key] + self.failed[key]}"
-            flaky = self.flaky[key]
-            cells.append(f"{checks}, {flaky} flaky" if flaky else checks)
-            yield cells
+    def entries(self) -> list[dict[str, Any]]:
+        """Each scenario's entry as the columns read it: the JSON report's, without the audit."""
+        return [self._entry(key) for key in sorted(self.rows)]
+
+    def table_lines(self) -> Iterator[str]:
+        """One line per scenario, made as it is written (a suite has thousands), a cell per
+        column of :meth:`columns` (with repeated samples, ``actual`` lists each sample's
+        verdict and ``agree`` how many share the most common one; ``checks`` counts the flaky
+        expectations)."""
+        entries = self.entries()
+        columns = [c for c in columns_of(entries, self.added_columns()) if c.in_tables]
+        header = ["scenario", *(column.header for column in columns)]
+        return streamed_table(
+            header,
+            lambda: ([entry["id"], *(c.cell(entry) for c in columns)] for entry in entries),
+        )
 
     def confusion_counts(self) -> tuple[list[str], list[str], Counter[tuple[str, str]]]:
         """Expected labels (rows), actual labels (columns) and the count of each pair; the
@@ -291,10 +305,16 @@ class ScenarioSummaries:
         write_report(path, (self._report_entry(key) for key in sorted(self.rows)))
 
     def _report_entry(self, key: str) -> dict[str, Any]:
+        return {**(self.audits.get(key) or {"id": key}), **self._entry(key)}
+
+    def _entry(self, key: str) -> dict[str, Any]:
+        checks = {"passed": self.passed[key], "failed": self.failed[key]}
+        if self.flaky[key]:
+            checks["flaky"] = self.flaky[key]
         return {
-            **(self.audits.get(key) or {"id": key}),
+            "id": self.rows[key].get("id", key),
             "summary": self.rows[key],
-            "checks": {"passed": self.passed[key], "failed": self.failed[key]},
+            "checks": checks,
             "check_results": self.results.get(key, []),
         }
 
@@ -303,12 +323,15 @@ _TABLE_COLUMNS = ("id", "expected_verdict", "verdict", "score", "severity", "rou
 
 
 def _table_row(summary: dict[str, Any]) -> dict[str, Any]:
-    """What the terminal table and the confusion matrix read of a scenario's row."""
+    """What the terminal table, the CI summary and the confusion matrix read of a scenario's
+    row (the built-in columns' fields and the added columns' values)."""
     row = {key: summary[key] for key in _TABLE_COLUMNS}
     row["usage"] = {"total": summary["usage"]["total"]}
     if "samples" in summary:
         row["samples"] = [{"verdict": sample["verdict"]} for sample in summary["samples"]]
         row["agreement"] = summary["agreement"]
+    if "columns" in summary:
+        row["columns"] = summary["columns"]
     return row
 
 
@@ -316,14 +339,6 @@ def _sample_verdicts(row: dict[str, Any]) -> list[str]:
     """The verdict of each sample of a scenario's row (one, unless it was repeated)."""
     samples = row.get("samples")
     return [sample["verdict"] for sample in samples] if samples else [row["verdict"]]
-
-
-def _tokens_cell(usage: dict[str, Any] | None) -> str:
-    """``prompt+completion`` of the whole scenario, ``—`` when nothing was reported."""
-    total = (usage or {}).get("total") or {}
-    if not total.get("requests"):
-        return NO_VERDICT
-    return f"{total['prompt_tokens']}+{total['completion_tokens']}"
 
 
 def _verdict_order(label: str) -> tuple[int, str]:
@@ -337,7 +352,16 @@ class DiagevalReporter:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         keep = any(config.getoption(name, None) for name in RECORD_OPTIONS)
-        self.summaries = ScenarioSummaries(keep_results=keep)
+        self.summaries = ScenarioSummaries(keep_results=keep, added_columns=self.added_columns)
+
+    def added_columns(self) -> tuple[ReportColumn, ...]:
+        """The run's added columns; a hook that gives a bad one has failed every scenario's
+        items already (:func:`~.columns.report_columns` runs before a scenario does), so the
+        reports show the values the rows hold under their names."""
+        try:
+            return report_columns(self.config)
+        except ReportColumnError:
+            return ()
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -98,13 +98,20 @@ class ReviewReporter:
             from pytest_diageval.harness.report.baseline import compare_reports
 
             name = str(self.config.getoption("diageval_baseline"))
-            self.comparison = compare_reports(data, self.baseline, name)
+            added = self.summaries.added_columns()
+            self.comparison = compare_reports(data, self.baseline, name, added)
         target = self.config.getoption("diageval_html")
         if target is not None:
             from pytest_diageval.harness.report.html import write_html
 
             try:
-                write_html(Path(target), data, self.comparison, self.summaries.confusion_counts())
+                write_html(
+                    Path(target),
+                    data,
+                    self.comparison,
+                    self.summaries.confusion_counts(),
+                    self.summaries.added_columns(),
+                )
             except OSError as error:  # a full disk: said, the other outputs still written
                 self.html_error = f"--diageval-html {target}: cannot write the page: {error}"
                 if session.exitstatus == pytest.ExitCode.OK:
