@@ -59,6 +59,7 @@ def pytest_diageval_report_columns(config: pytest.Config) -> list[ReportColumn]:
 
     Every implementation's list is used, in the order pytest calls them. ``value(ctx)`` runs
     where the scenario ran (an xdist worker too) and must return JSON; the reports read the
-    value from the scenario's row. Asked once per run, when the first scenario runs.
+    value from the scenario's row. Asked as each scenario is collected (a bad column, a
+    ``ReportColumnError``, is the scenario's collection error) and kept from the first run on.
     """
     raise NotImplementedError  # a specification: pytest calls the implementations, never this

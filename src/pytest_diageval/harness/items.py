@@ -98,6 +98,7 @@ class ScenarioNode(LeanNode, pytest.Collector):
         return self._scenario
 
     def collect(self) -> Iterator[ScenarioItem]:
+        report_columns(self.config, final=False)  # a bad column: this scenario's collection error
         # Markers on the scenario node, once: its items inherit them (``-m``, ``-k`` and
         # xdist's ``get_closest_marker`` walk up the tree), so no item carries its own copy.
         if self.config.pluginmanager.hasplugin("xdist"):  # for --dist loadgroup users
@@ -116,7 +117,7 @@ class ScenarioNode(LeanNode, pytest.Collector):
         """The run of every sample, in order (see ``--diageval-repeat``)."""
         if self._runs is None:
             settings = run_settings(self.config)
-            columns = report_columns(self.config)  # a bad column fails here, before the run
+            columns = report_columns(self.config)
             if self.record_mode is not None:
                 settings = dataclasses.replace(settings, record_mode=self.record_mode)
             repeat = self.config.getoption("diageval_repeat", None)

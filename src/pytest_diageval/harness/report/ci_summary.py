@@ -5,9 +5,11 @@ the run's page; ``--diageval-summary`` writes the same text to a file of one's o
 publish it). Written once, at the end of the session, on the controller: the totals (scenarios,
 checks passed / failed / skipped, the verdict confusion counts of the terminal summary), the
 failing scenarios each with the headline the terminal and JUnit show for its failing checks
-(the failure's ``reprcrash`` message, which travels on xdist's reports), the changes since
-``--diageval-baseline`` (the comparison :mod:`.review` made, :mod:`.baseline`'s) and where the
-``--diageval-html`` page is. Light at import: loaded by every run of the plugin.
+(the failure's ``reprcrash`` message, which travels on xdist's reports), a table of the
+scenarios when the project has columns of its own (added by ``pytest_diageval_report_columns``
+or a registered check: :mod:`.columns`; the built-in ones alone repeat the totals), the
+changes since ``--diageval-baseline`` (the comparison :mod:`.review` made, :mod:`.baseline`'s)
+and where the ``--diageval-html`` page is. Light at import: loaded by every run of the plugin.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ __all__ = [
     "CiSummary",
     "FailingScenario",
     "RunTotals",
+    "ScenarioTable",
     "register_ci_summary",
     "summary_markdown",
 ]
@@ -81,6 +84,14 @@ class FailingScenario:
 
 
 @dataclass
+class ScenarioTable:
+    """The scenarios' table: its header and one row of cell texts per scenario."""
+
+    header: list[str]
+    rows: list[list[str]]
+
+
+@dataclass
 class RunTotals:
     """What the summary counts: scenarios run, checks by outcome, unusable files."""
 
@@ -96,9 +107,11 @@ def summary_markdown(
     comparison: Comparison | None = None,
     html: Path | None = None,
     flaky: Sequence[str] = (),
+    table: ScenarioTable | None = None,
 ) -> str:
     """The Markdown text; ``confusion`` is None when no ``verdict`` item ran; ``flaky`` lists
-    the expectations that held on some samples only (``scenario::key held on 2 of 3``)."""
+    the expectations that held on some samples only (``scenario::key held on 2 of 3``);
+    ``table`` is the scenarios' table, when the run has columns of its own."""
     lines = [f"## diageval: {_title(totals, failing)}", ""]
     lines += [
         "| scenarios | checks passed | checks failed | checks skipped | invalid scenario files |",
@@ -118,6 +131,8 @@ def summary_markdown(
         lines += [f"- {_code(entry)}" for entry in flaky[:MAX_LISTED]]
         lines += _more(len(flaky), "flaky expectation")
         lines.append("")
+    if table is not None:
+        lines += _table_lines(table)
     if comparison is not None:
         lines += _comparison_lines(comparison)
     if html is not None:
@@ -161,6 +176,20 @@ def _cell(text: str) -> str:
     """A table cell's text: an allowed-verdict list such as ``LOW_CONFID|REJECT`` keeps its
     ``|`` without ending the cell."""
     return text.replace("|", "\\|")
+
+
+def _table_lines(table: ScenarioTable) -> list[str]:
+    """The scenarios' table, a row per scenario up to :data:`MAX_LISTED`; a cell is one line,
+    its ``|`` and ``<`` kept as text."""
+
+    def cells(texts: Sequence[str]) -> str:
+        shown = [_cell(" ".join(text.splitlines())).replace("<", "&lt;") for text in texts]
+        return "| " + " | ".join(shown) + " |"
+
+    lines = ["### Scenarios", "", cells(table.header), "|---" * len(table.header) + "|"]
+    lines += [cells(row) for row in table.rows[:MAX_LISTED]]
+    lines += _more(len(table.rows), "scenario")
+    return [*lines, ""]
 
 
 def _failing_line(entry: FailingScenario) -> str:
@@ -265,7 +294,21 @@ class CiSummary:
             getattr(review, "comparison", None),
             getattr(review, "html_written", None),
             sorted(self.flaky),
+            self.scenario_table(),
         )
+
+    def scenario_table(self) -> ScenarioTable | None:
+        """Every scenario's cells, a column per table column of the run's reports; None when
+        all of them are built-in (the totals and the failing list say it already)."""
+        from pytest_diageval.harness.report.columns import BUILTIN_NAMES, columns_of
+
+        entries = self.summaries.entries()
+        columns = [c for c in columns_of(entries, self.summaries.added_columns()) if c.in_tables]
+        if all(column.name in BUILTIN_NAMES for column in columns):
+            return None
+        header = ["scenario", *(column.header for column in columns)]
+        rows = [[entry["id"], *(c.cell(entry) for c in columns)] for entry in entries]
+        return ScenarioTable(header, rows)
 
     @pytest.hookimpl(trylast=True)  # after the HTML page and the baseline comparison
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -110,9 +110,9 @@ def cell_text(value: Any) -> str:
 @dataclass(frozen=True)
 class ReportColumn:
     """One column of the reports: ``value(ctx)`` computes a scenario's value where the scenario
-    ran (it must be JSON: a str, number, bool, None, list or dict); ``text(value)`` writes it
-    in a cell; ``compare`` says whether ``--diageval-baseline`` counts a changed value as a
-    change of the scenario."""
+    ran (it must be JSON: a str, number, bool, None, list or dict); ``text(value)`` writes a
+    value that is not None in a cell (None is ``—``); ``compare`` says whether
+    ``--diageval-baseline`` counts a changed value as a change of the scenario."""
 
     name: str
     """A lowercase identifier: the key in the JSON report's ``summary["columns"]``."""
@@ -154,9 +154,9 @@ class ReportColumn:
         return values[self.name]
 
     def cell(self, entry: Entry) -> str:
-        """The cell's text for a report entry."""
+        """The cell's text for a report entry: ``text(value)``, ``—`` for no value or None."""
         value = self.read(entry)
-        return NO_VALUE if value is MISSING else self.text(value)
+        return NO_VALUE if value is MISSING or value is None else self.text(value)
 
     def compared_value(self, entry: Entry) -> Any:
         """The value ``--diageval-baseline`` compares; :data:`MISSING` is never a change."""
@@ -168,7 +168,7 @@ class ReportColumn:
 
     def change_text(self, value: Any) -> str:
         """A compared value in the line that says what changed (``score 1.0 → 0.6``)."""
-        return self.text(value)
+        return NO_VALUE if value is None else self.text(value)
 
     def sort_value(self, entry: Entry) -> Any:
         """What the HTML page sorts the column by: a number as it is, else the cell's text."""
@@ -473,10 +473,11 @@ def is_check_column_key(key: str) -> bool:
 _COLUMNS_KEY = pytest.StashKey[tuple[ReportColumn, ...]]()
 
 
-def report_columns(config: pytest.Config) -> tuple[ReportColumn, ...]:
-    """The columns ``conftest.py`` files and plugins add (``pytest_diageval_report_columns``),
-    checked once: a :class:`ReportColumnError` names a column that is not a ReportColumn, or a
-    name taken twice or by a built-in column."""
+def report_columns(config: pytest.Config, *, final: bool = True) -> tuple[ReportColumn, ...]:
+    """The columns ``conftest.py`` files and plugins add (``pytest_diageval_report_columns``);
+    a :class:`ReportColumnError` names a column that is not a ReportColumn, or a name taken
+    twice or by a built-in column. ``final``: asked once collection is over, kept for the run
+    (while collecting, a sub-folder's ``conftest.py`` may still add one)."""
     if _COLUMNS_KEY in config.stash:
         return config.stash[_COLUMNS_KEY]
     added: list[ReportColumn] = []
@@ -493,8 +494,9 @@ def report_columns(config: pytest.Config) -> tuple[ReportColumn, ...]:
                     f"{', '.join(sorted(RESERVED_NAMES))}; or added twice): choose another name"
                 )
             added.append(column)
-    config.stash[_COLUMNS_KEY] = tuple(added)
-    return config.stash[_COLUMNS_KEY]
+    if final:
+        config.stash[_COLUMNS_KEY] = tuple(added)
+    return tuple(added)
 
 
 def column_values(columns: Sequence[ReportColumn], ctx: ColumnContext) -> dict[str, Any]:

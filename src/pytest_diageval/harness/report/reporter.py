@@ -355,9 +355,9 @@ class DiagevalReporter:
         self.summaries = ScenarioSummaries(keep_results=keep, added_columns=self.added_columns)
 
     def added_columns(self) -> tuple[ReportColumn, ...]:
-        """The run's added columns; a hook that gives a bad one has failed every scenario's
-        items already (:func:`~.columns.report_columns` runs before a scenario does), so the
-        reports show the values the rows hold under their names."""
+        """The run's added columns; a hook that gives a bad one has made every scenario a
+        collection error already (:func:`~.columns.report_columns`), so the reports show
+        only the values the rows hold, under their names."""
         try:
             return report_columns(self.config)
         except ReportColumnError:
