@@ -97,6 +97,15 @@ def test_the_baseline_compares_a_column_both_reports_have_unless_told_not_to() -
     assert change.text() == "tools 2 calls → 3 calls"
 
 
+def test_a_text_that_fails_writes_its_error_in_the_cell() -> None:
+    column = ReportColumn("tools", "tools", lambda ctx: 0, text=lambda n: f"{n:.1f}")
+
+    assert column.cell(_entry("a", {"tools": 2.25})) == "2.2"
+    assert column.cell(_entry("a", {"tools": "x"})) == (
+        "error: ValueError: Unknown format code 'f' for object of type 'str'"
+    )
+
+
 @pytest.mark.parametrize(
     ("name", "header", "message"),
     [

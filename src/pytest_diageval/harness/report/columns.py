@@ -45,6 +45,7 @@ __all__ = [
     "columns_of",
     "compared_text",
     "failed_rules",
+    "is_check_column_key",
     "report_columns",
     "scenario_tokens",
     "split_tokens_text",
@@ -156,7 +157,15 @@ class ReportColumn:
     def cell(self, entry: Entry) -> str:
         """The cell's text for a report entry: ``text(value)``, ``—`` for no value or None."""
         value = self.read(entry)
-        return NO_VALUE if value is MISSING or value is None else self.text(value)
+        return NO_VALUE if value is MISSING or value is None else self._text(value)
+
+    def _text(self, value: Any) -> str:
+        """``text(value)``; a ``text`` that fails writes its error, as a failing ``value``
+        does: the reports are written at the end of the run and must all be written."""
+        try:
+            return str(self.text(value))
+        except Exception as error:  # a user's function: whatever it raises is shown
+            return f"error: {type(error).__name__}: {error}"
 
     def compared_value(self, entry: Entry) -> Any:
         """The value ``--diageval-baseline`` compares; :data:`MISSING` is never a change."""
@@ -168,7 +177,7 @@ class ReportColumn:
 
     def change_text(self, value: Any) -> str:
         """A compared value in the line that says what changed (``score 1.0 → 0.6``)."""
-        return NO_VALUE if value is None else self.text(value)
+        return NO_VALUE if value is None else self._text(value)
 
     def sort_value(self, entry: Entry) -> Any:
         """What the HTML page sorts the column by: a number as it is, else the cell's text."""
