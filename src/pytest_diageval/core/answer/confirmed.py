@@ -258,8 +258,8 @@ def _no_hit(row: ToolInvocation, wording: Wording) -> _Line:
     if row.tool_name == "lookup_knowledge":
         query = _text(params, "query")
         return _Line(_ALL_SERVICES, "knowledge", wording.no_hit_knowledge(query or ""))
-    what = wording.no_hit_logs if row.tool_name == "query_logs" else wording.no_hit_alerts
-    text = what(
+    text = wording.no_hit(
+        "logs" if row.tool_name == "query_logs" else "alerts",
         service=service,
         alert_name=_text(params, "alert_name"),
         keywords=terms,
