@@ -23,6 +23,7 @@ from pytest_diageval.harness.format.loader import (
     load_scenario,
     load_scenario_world,
     resolve_cassette_path,
+    unexpected_error,
 )
 from pytest_diageval.harness.format.outline import ScenarioOutline
 from pytest_diageval.harness.format.registry import config_checks as checks_of
@@ -43,13 +44,18 @@ SEEN_IDS_KEY = pytest.StashKey[dict[str, Path]]()
 
 class ScenarioFile(LeanNode, pytest.File):
     def collect(self) -> Iterator[ScenarioNode | InvalidScenario]:
+        error: ScenarioError | None = None
         try:
             outline, cassette = self._load()
         except ScenarioError as exc:
+            error = exc
+        except Exception as exc:  # the file's own failure, whatever it is: never the session's
+            error = unexpected_error(self.path, exc)
+        if error is not None:
             if self.config.option.collectonly:  # nothing runs: the error must show here
-                raise self.CollectError(str(exc)) from None
+                raise self.CollectError(str(error)) from None
             # One broken file fails as its own item; every other scenario still runs.
-            yield InvalidScenario.from_parent(self, name=INVALID_SCENARIO, error=exc)
+            yield InvalidScenario.from_parent(self, name=INVALID_SCENARIO, error=error)
             return
         if cassette is not None:  # `scenarios/live/../../cassettes/x.yaml` reads badly
             cassette = Path(os.path.normpath(cassette))
