@@ -190,9 +190,11 @@ def test_a_value_its_tag_cannot_read_is_a_yaml_error_at_its_line(text: str, mess
     with pytest.raises(yaml.MarkedYAMLError) as excinfo:
         safe_load_limited("x: 1\n" + text + "\n")
     error = excinfo.value
-    assert error.problem is not None and message in error.problem
+    assert error.problem is not None
+    assert message in error.problem
     assert error.problem.endswith("; quote it to make it text")
-    assert error.problem_mark is not None and error.problem_mark.line == 1
+    assert error.problem_mark is not None
+    assert error.problem_mark.line == 1
 
 
 def test_the_document_and_its_errors_are_those_of_safe_load() -> None:

@@ -221,7 +221,8 @@ class _LimitedLoader(_Base):  # type: ignore[valid-type,misc]
     def _collection(self) -> yaml.Node:
         start = self.get_event()
         sequence = isinstance(start, yaml.SequenceStartEvent)
-        kind: type[yaml.Node] = yaml.SequenceNode if sequence else yaml.MappingNode
+        kind: type[yaml.SequenceNode | yaml.MappingNode]
+        kind = yaml.SequenceNode if sequence else yaml.MappingNode
         end = yaml.SequenceEndEvent if sequence else yaml.MappingEndEvent
         tag = start.tag
         if tag is None or tag == "!":

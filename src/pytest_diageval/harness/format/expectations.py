@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Self, cast, get_args
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
@@ -67,6 +68,21 @@ _Keywords = Annotated[list[NonEmptyText], Field(min_length=1)]
 _Count = Annotated[int, Field(ge=0)]
 _Score = Annotated[float, Field(ge=0.0, le=1.0)]
 VerdictExpectation = Verdict | Annotated[list[Verdict], Field(min_length=1)]
+
+
+def _an_integer(value: Any) -> Any:
+    # A Literal of integers takes `true` and `1.0` as 1 (they compare equal): not in a count.
+    if isinstance(value, bool | float):
+        shown = (
+            f"{str(value).lower()} (a boolean)"
+            if isinstance(value, bool)
+            else f"{value} (a number)"
+        )
+        raise ValueError(f"must be an integer, 1 or 2; got {shown}")
+    return value
+
+
+_Rounds = Annotated[Literal[1, 2], BeforeValidator(_an_integer)]
 
 
 def _known_tool(name: str) -> str:
@@ -302,7 +318,7 @@ class Expect(StrictModel):
         None, description="Final derived verdict, or a list of allowed ones. 最终判定。"
     )
     groundedness: ScoreRange | None = Field(None, description="Final derived score range.")
-    rounds: Literal[1, 2] | None = Field(None, description="Verifier rounds run (1 or 2).")
+    rounds: _Rounds | None = Field(None, description="Verifier rounds run (1 or 2).")
     answer: AnswerKind | None = Field(
         None, description="Kind of final answer: direct | disclaimer | degraded."
     )
