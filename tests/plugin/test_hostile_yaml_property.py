@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pytest_diageval.harness.format.loader import (
@@ -73,11 +73,11 @@ values = st.recursive(scalars, _flow, max_leaves=25)
 
 
 @st.composite
-def documents(draw: st.DrawFn) -> str:
+def documents(draw: st.DrawFn, depths: tuple[int, ...] = (0, 0, 1, 63, 64, 65, 500, 990)) -> str:
     """The example scenario with one key's value (or the whole file) replaced by hostile
     YAML: nested up to 1,000 levels, wide, anchored and aliased."""
     value = draw(values)
-    depth = draw(st.sampled_from([0, 0, 1, 63, 64, 65, 500, 990]))
+    depth = draw(st.sampled_from(depths))
     value = "[" * depth + value + "]" * depth
     if draw(st.booleans()):
         value = f"&anchor {value}"
@@ -90,6 +90,12 @@ def documents(draw: st.DrawFn) -> str:
     data["id"] = data.get("id", "bad")
     text = yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=1000)
     return text + f"{key}: {value}\n"
+
+
+def _with(key: str, raw: str) -> str:
+    data = yaml.safe_load(EXAMPLE.read_text("utf-8"))
+    data.pop(key, None)
+    return yaml.safe_dump(data, allow_unicode=True, sort_keys=False) + f"{key}: {raw}\n"
 
 
 @settings(
@@ -113,12 +119,15 @@ def test_reading_any_document_ends_in_the_loaders_message(tmp_path: Path, text: 
 
 
 @settings(
-    max_examples=8,
+    max_examples=10,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
-@given(text=documents())
+@given(text=documents(depths=(0, 65, 990, 990)))
+@example(text=_with("notes", "[" * 990 + "]" * 990))  # each of these ended main's session
+@example(text=_with("expect", "{tokens: {max: " + "9" * 5_000 + "}}"))
+@example(text=_with("notes", "!!bool maybe"))
 def test_collection_of_any_document_runs_the_good_scenario_beside_it(
     pytester: pytest.Pytester, text: str
 ) -> None:

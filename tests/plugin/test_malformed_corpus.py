@@ -1069,3 +1069,54 @@ def test_under_xdist_a_file_nested_too_deep_fails_alone_without_a_traceback(
     assert "values nested more than 64 levels deep, over the nesting limit" in output
     for marker in ("RecursionError", "Traceback", "INTERNALERROR"):
         assert marker not in output
+
+
+def test_a_failure_no_check_foresaw_fails_its_file_alone(pytester: pytest.Pytester) -> None:
+    """The collector's catch-all: a project's own check whose validator raises what pydantic
+    lets through (a KeyError) fails the file that uses it, not the session."""
+    conftest = (
+        "from typing import Annotated\n"
+        "from pydantic import AfterValidator\n"
+        "from pytest_diageval.harness.checks.outcome import CheckOutcome\n\n"
+        "def pytest_diageval_register_checks(registry):\n"
+        "    @registry.check('lookup', Annotated[int, AfterValidator(lambda v: {}[v])])\n"
+        "    def lookup(value, result):\n"
+        "        return CheckOutcome(True, 'x', 'x')\n"
+    )
+    _write(pytester.path, {"conftest.py": conftest})
+    _write(pytester.path, scenario_edit(expect(lookup=7))("odd"))
+    _write(pytester.path, {"scenarios/good.yaml": _dump(_example("good"))})
+
+    result = pytester.runpytest(*LEAN)
+    output = result.stdout.str() + result.stderr.str()
+
+    result.assert_outcomes(passed=1, failed=1)
+    assert (
+        f"{pytester.path}/scenarios/odd.yaml: cannot be used (KeyError: 7); look in it, its"
+        " world and its cassette for an unusual value" in output
+    )
+    assert "Traceback" not in output
+
+
+def test_a_failure_outside_the_run_fails_the_scenarios_items_not_the_session(
+    pytester: pytest.Pytester,
+) -> None:
+    """The run's catch-all: whatever fails around a scenario's runs (here the samples'
+    bookkeeping, as a recorded timeout of 400 digits once did) fails its items, once each,
+    and the run goes on to the next scenario: no INTERNALERROR in pytest_runtestloop."""
+    conftest = (
+        "import pytest_diageval.harness.items as items\n\n"
+        "def _overflow(*args, **kwargs):\n"
+        "    raise OverflowError('int too large to convert to float')\n\n"
+        "def pytest_collection_finish(session):\n"
+        "    items.run_samples = _overflow\n"
+    )
+    _write(pytester.path, {"conftest.py": conftest})
+    _write(pytester.path, {"scenarios/one.yaml": _dump(_example("one"))})
+
+    result = pytester.runpytest_subprocess(*LEAN)
+    output = result.stdout.str() + result.stderr.str()
+
+    result.assert_outcomes(failed=1)
+    assert "verdict: the scenario did not run: OverflowError: int too large to convert" in output
+    assert "INTERNALERROR" not in output

@@ -203,3 +203,17 @@ def test_the_document_and_its_errors_are_those_of_safe_load() -> None:
     for broken in ("a: *zz\n", "a: 1\n---\nb: 2\n", "a: [\n"):
         with pytest.raises(yaml.YAMLError):
             safe_load_limited(broken)
+
+
+def test_the_readme_lists_every_limit_with_its_value() -> None:
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text("utf-8")
+    section = readme.split("#### Limits on the files read", 1)[1].split("\n#### ", 1)[0]
+    assert f"| file size | {yaml_limits.MAX_FILE_BYTES:,} bytes (8 MiB)" in section
+    assert f"| nesting depth | {yaml_limits.MAX_DEPTH} levels |" in section
+    assert f"| entries of one list or mapping | {yaml_limits.MAX_ITEMS:,} |" in section
+    assert f"| values in a document, aliases expanded | {yaml_limits.MAX_NODES:,} |" in section
+    assert f"| characters of the text aliases expand to | {yaml_limits.MAX_EXPANDED_CHARS:,} |" in (
+        section
+    )
+    assert f"| digits of an integer (`0x…` too) | {yaml_limits.MAX_INT_DIGITS} |" in section
+    assert f"| time to read one document | {yaml_limits.MAX_PARSE_SECONDS:g} s |" in section

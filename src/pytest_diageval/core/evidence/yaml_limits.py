@@ -101,9 +101,13 @@ def check_file_size(size: int) -> None:
 def read_limited(path: Path) -> bytes:
     """The file's bytes, its size checked before it is read (``OSError`` as ``open`` gives)."""
     with path.open("rb") as stream:
-        check_file_size(os.fstat(stream.fileno()).st_size)
-        # A file that grows while it is read (or a device) stops one byte past the limit.
-        raw = stream.read(MAX_FILE_BYTES + 1)
+        size = os.fstat(stream.fileno()).st_size
+        check_file_size(size)
+        # A file that grows while it is read stops one byte past the limit; a device (size
+        # 0: /dev/zero) is read up to it.
+        raw = stream.read((size or MAX_FILE_BYTES) + 1)
+        if size and len(raw) > size:
+            raw += stream.read(MAX_FILE_BYTES + 1 - len(raw))
     check_file_size(len(raw))
     return raw
 
