@@ -13,7 +13,6 @@ from typing import Annotated, Any, Literal, Self, cast, get_args
 from pydantic import (
     AfterValidator,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
@@ -34,6 +33,7 @@ from pytest_diageval.core.contract.contracts import (
 from pytest_diageval.core.evidence.tool_arguments import TOOL_NAMES
 from pytest_diageval.core.scope.claims import SCOPE_RULES
 from pytest_diageval.harness.format.rule_names import GatekeeperRule
+from pytest_diageval.harness.format.strict_values import Rounds
 
 __all__ = [
     "EXPECT_KEYS",
@@ -68,21 +68,6 @@ _Keywords = Annotated[list[NonEmptyText], Field(min_length=1)]
 _Count = Annotated[int, Field(ge=0)]
 _Score = Annotated[float, Field(ge=0.0, le=1.0)]
 VerdictExpectation = Verdict | Annotated[list[Verdict], Field(min_length=1)]
-
-
-def _an_integer(value: Any) -> Any:
-    # A Literal of integers takes `true` and `1.0` as 1 (they compare equal): not in a count.
-    if isinstance(value, bool | float):
-        shown = (
-            f"{str(value).lower()} (a boolean)"
-            if isinstance(value, bool)
-            else f"{value} (a number)"
-        )
-        raise ValueError(f"must be an integer, 1 or 2; got {shown}")
-    return value
-
-
-_Rounds = Annotated[Literal[1, 2], BeforeValidator(_an_integer)]
 
 
 def _known_tool(name: str) -> str:
@@ -318,7 +303,7 @@ class Expect(StrictModel):
         None, description="Final derived verdict, or a list of allowed ones. 最终判定。"
     )
     groundedness: ScoreRange | None = Field(None, description="Final derived score range.")
-    rounds: _Rounds | None = Field(None, description="Verifier rounds run (1 or 2).")
+    rounds: Rounds | None = Field(None, description="Verifier rounds run (1 or 2).")
     answer: AnswerKind | None = Field(
         None, description="Kind of final answer: direct | disclaimer | degraded."
     )
