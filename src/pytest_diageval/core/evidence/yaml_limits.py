@@ -174,15 +174,14 @@ class _LimitedLoader(_Base):  # type: ignore[valid-type,misc]
         return document
 
     def _compose(self) -> yaml.Node:
-        if self.check_event(yaml.AliasEvent):
-            event = self.get_event()
+        event = self.peek_event()
+        start: Any = event.start_mark  # libyaml's Mark or PyYAML's: the same fields
+        if isinstance(event, yaml.AliasEvent):
+            self.get_event()
             if event.anchor not in self.anchors:
-                raise ComposerError(
-                    None, None, f"found undefined alias {event.anchor!r}", event.start_mark
-                )
+                raise ComposerError(None, None, f"found undefined alias {event.anchor!r}", start)
             self.has_alias = True
             return self.anchors[event.anchor]
-        event = self.peek_event()
         if event.anchor is not None and event.anchor in self.anchors:
             raise ComposerError(
                 f"found duplicate anchor {event.anchor!r}; first occurrence",
@@ -190,20 +189,21 @@ class _LimitedLoader(_Base):  # type: ignore[valid-type,misc]
                 "second occurrence",
                 event.start_mark,
             )
-        self._count(event.start_mark)
-        if self.check_event(yaml.ScalarEvent):
+        self._nodes += 1
+        if self._nodes > MAX_NODES or not self._nodes % _CHECK_EVERY:
+            self._check_count(event.start_mark)
+        if isinstance(event, yaml.ScalarEvent):
             return self._scalar()
         return self._collection()
 
-    def _count(self, mark: yaml.Mark) -> None:
-        self._nodes += 1
+    def _check_count(self, mark: yaml.Mark) -> None:
         if self._nodes > MAX_NODES:
             raise YamlLimitError(
                 f"the document holds more than {MAX_NODES:,} values, over the value count"
                 " limit: split the file",
                 mark,
             )
-        if self._nodes % _CHECK_EVERY == 0 and time.monotonic() >= self._deadline:
+        if time.monotonic() >= self._deadline:
             raise YamlLimitError(
                 f"reading the document took more than {MAX_PARSE_SECONDS:g} s, over the parse"
                 " time limit: the file is too large or too complex to read",
@@ -255,16 +255,17 @@ class _LimitedLoader(_Base):  # type: ignore[valid-type,misc]
         node.end_mark = self.get_event().end_mark
         return node
 
-    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
-        """PyYAML's, but a value its tag cannot read is a ConstructorError at its line."""
+
+def _marked(constructor: Any) -> Any:
+    """PyYAML's constructor of a scalar, but a value it cannot read is a ConstructorError at
+    its line (PyYAML lets the ValueError, KeyError or AttributeError out, without a mark)."""
+
+    def construct(loader: _LimitedLoader, node: yaml.ScalarNode) -> Any:
         try:
-            return super().construct_object(node, deep)
-        except yaml.YAMLError:
-            raise
+            return constructor(loader, node)
         except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as error:
             tag = node.tag.replace(_TAG_PREFIX, "!!")
-            value = node.value if isinstance(node.value, str) else "…"
-            shown = value if len(value) <= 40 else value[:40] + "…"
+            shown = node.value if len(node.value) <= 40 else node.value[:40] + "…"
             reason = str(error) if isinstance(error, ValueError) else "not a valid value"
             raise ConstructorError(
                 None,
@@ -272,6 +273,14 @@ class _LimitedLoader(_Base):  # type: ignore[valid-type,misc]
                 f"{shown!r} cannot be read as {tag} ({reason}); quote it to make it text",
                 node.start_mark,
             ) from None
+
+    return construct
+
+
+for _tag in ("null", "bool", "int", "float", "binary", "timestamp"):
+    _LimitedLoader.add_constructor(
+        _TAG_PREFIX + _tag, _marked(yaml.SafeLoader.yaml_constructors[_TAG_PREFIX + _tag])
+    )
 
 
 def _check_int_digits(text: str, mark: yaml.Mark) -> None:
