@@ -750,6 +750,20 @@ HOSTILE_CASES = [
         "expect.tokens.max: must be an integer; got 1000.0 (a number)",
         kind="value",
     ),
+    *(
+        Case(
+            f"invocation-id-{label}",
+            lambda n, raw=raw: {
+                f"scenarios/{n}.yaml": _dump(_example(n)).replace(
+                    "source_invocation_id: 1", f"source_invocation_id: {raw}", 1
+                )
+            },
+            "evidence_bindings[0].source_invocation_id: Input should be a valid integer; got"
+            f" {shown} (the executor's ExecutorContract",
+            kind="value",
+        )
+        for label, raw, shown in (("bool", "true", "true"), ("float", "1.0", "1.0"))
+    ),
     # ------------------------------------------------------------------ paths
     Case(
         "world-nul",
