@@ -5,7 +5,8 @@ or an INTERNALERROR, and a malformed file never stops the other scenarios.
 The file cases share one project and one real ``pytest`` run (a subprocess with a JUnit
 report, so each case finds its own failures); option, environment and ``diageval ask`` cases
 run one by one. ``{project}`` in a message stands for the project folder: a message names
-the file (or the option) it is about.
+the file (or the option) it is about. Each case has a class (``Case.kind``): the hostile
+inputs of issue 41 are limits, values, paths and values read when the scenario runs.
 """
 
 from __future__ import annotations
