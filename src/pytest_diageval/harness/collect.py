@@ -24,6 +24,7 @@ from pytest_diageval.harness.format.loader import (
     load_scenario,
     load_scenario_world,
     resolve_cassette_path,
+    unexpected_error,
 )
 from pytest_diageval.harness.format.outline import ScenarioOutline
 from pytest_diageval.harness.format.registry import config_checks as checks_of
@@ -54,17 +55,22 @@ class ScenarioFile(LeanNode, pytest.File):
     """Loaded for the last time: every conftest.py of the run has registered its checks."""
 
     def collect(self) -> Iterator[ScenarioNode | InvalidScenario]:
+        error: ScenarioError | None = None
         try:
             outline, cassette = self._load()
         except ScenarioError as exc:
+            error = exc
+        except Exception as exc:  # the file's own failure, whatever it is: never the session's
+            error = unexpected_error(self.path, exc)
+        if error is not None:
             # Nothing runs: the error must show here (or, when a later conftest.py may still
             # register its unknown key, when collection ends: reload_late_checks).
-            if self.config.option.collectonly and (self.final or not _unknown_key(exc)):
-                raise self.CollectError(str(exc)) from None
+            if self.config.option.collectonly and (self.final or not _unknown_key(error)):
+                raise self.CollectError(str(error)) from None
             # One broken file fails as its own item; every other scenario still runs.
             checks = len(checks_of(self.config))  # loaded again if a later conftest adds one
             yield InvalidScenario.from_parent(
-                self, name=INVALID_SCENARIO, error=exc, checks_known=checks
+                self, name=INVALID_SCENARIO, error=error, checks_known=checks
             )
             return
         if cassette is not None:  # `scenarios/live/../../cassettes/x.yaml` reads badly

@@ -118,14 +118,17 @@ class ScenarioNode(LeanNode, pytest.Collector):
             if self.record_mode is not None:
                 settings = dataclasses.replace(settings, record_mode=self.record_mode)
             repeat = self.config.getoption("diageval_repeat", None)
-            self._runs = run_samples(
-                self.scenario,
-                self.path,
-                cassette=self.cassette,
-                settings=settings,
-                command=functools.partial(self.rerecord_command, samples=repeat),
-                repeat=repeat,
-            )
+            try:
+                self._runs = run_samples(
+                    self.scenario,
+                    self.path,
+                    cassette=self.cassette,
+                    settings=settings,
+                    command=functools.partial(self.rerecord_command, samples=repeat),
+                    repeat=repeat,
+                )
+            except Exception as exc:  # a value in a user's file: the items' failure, once
+                self._runs = [ScenarioRun(None, error=exc)]
             self._summary = scenario_summary(self.scenario, *self._runs)
             self._summary_unsent = True
         return self._runs
@@ -152,7 +155,12 @@ class ScenarioNode(LeanNode, pytest.Collector):
 
     def recording_metadata(self) -> RecordingMetadata | None:
         """What the scenario's cassette was recorded with (None: scripted or unreadable)."""
-        return None if self.cassette is None else read_metadata(self.cassette)
+        if self.cassette is None:
+            return None
+        try:
+            return read_metadata(self.cassette)
+        except Exception:  # a value the metadata cannot hold: as if none was recorded
+            return None
 
     @property
     def summary(self) -> dict[str, Any]:

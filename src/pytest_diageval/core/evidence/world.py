@@ -33,7 +33,12 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 from pydantic_core import ErrorDetails
 
 from pytest_diageval.core.contract.contracts import EVIDENCE_TOOLS
-from pytest_diageval.core.evidence.yaml_limits import YamlLimitError, safe_load_limited
+from pytest_diageval.core.evidence.yaml_limits import (
+    YamlLimitError,
+    path_problem,
+    read_limited,
+    safe_load_limited,
+)
 
 __all__ = [
     "LOG_LEVELS",
@@ -292,6 +297,9 @@ def _load_packaged(name: str) -> World:
 
 
 def _load_file(path: Path) -> World:
+    problem = path_problem(path)
+    if problem is not None:
+        raise WorldError(f"world file {str(path)[:200]!r} cannot be opened: {problem}")
     if not path.is_file():
         raise WorldError(f"world file not found: {path}")
     return _load_text(_read_utf8(path), str(path))
@@ -300,7 +308,9 @@ def _load_file(path: Path) -> World:
 def _read_utf8(path: Path) -> str:
     """The file's text; a file that is not UTF-8 or cannot be read is a WorldError."""
     try:
-        raw = path.read_bytes()
+        raw = read_limited(path)
+    except YamlLimitError as error:
+        raise WorldError(f"world file {path}: {error}") from None
     except OSError as error:
         raise WorldError(f"world file {path} cannot be read: {error.strerror}") from None
     try:

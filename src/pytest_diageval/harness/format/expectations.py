@@ -33,6 +33,7 @@ from pytest_diageval.core.contract.contracts import (
 from pytest_diageval.core.evidence.tool_arguments import TOOL_NAMES
 from pytest_diageval.core.scope.claims import SCOPE_RULES
 from pytest_diageval.harness.format.rule_names import GatekeeperRule
+from pytest_diageval.harness.format.strict_values import Rounds
 
 __all__ = [
     "EXPECT_KEYS",
@@ -305,7 +306,7 @@ class Expect(StrictModel):
         None, description="Final derived verdict, or a list of allowed ones. 最终判定。"
     )
     groundedness: ScoreRange | None = Field(None, description="Final derived score range.")
-    rounds: Literal[1, 2] | None = Field(None, description="Verifier rounds run (1 or 2).")
+    rounds: Rounds | None = Field(None, description="Verifier rounds run (1 or 2).")
     answer: AnswerKind | None = Field(
         None, description="Kind of final answer: direct | disclaimer | degraded."
     )
