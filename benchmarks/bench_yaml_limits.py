@@ -1,7 +1,7 @@
 """Time and memory of loading hostile YAML: an alias bomb and a recursive alias in a scenario's
 script ``content``, against the same scenario without aliases.
 
-Before the alias limit (``core.yaml_limits``) such a file loaded "fine" and the cost came
+Before the alias limit (``core.evidence.yaml_limits``) such a file loaded "fine" and the cost came
 later, when pydantic and the JSON encoder walked every reference (minutes, gigabytes, then an
 "LLM unavailable" message). Each case is loaded ``--repeat`` times with ``load_scenario``; the
 script prints the median wall time, the peak traced memory and the first line of the error.

@@ -1,4 +1,4 @@
-"""core.yaml_limits: aliases are measured on the node tree before anything is built."""
+"""core.evidence.yaml_limits: aliases are measured on the node tree before anything is built."""
 
 from __future__ import annotations
 

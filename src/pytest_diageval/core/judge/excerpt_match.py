@@ -2,7 +2,7 @@
 
 An excerpt must be a *quote* of the ref text: formatting may differ and parts may be left
 out, but nothing may be invented or changed. Both texts are tokenised by
-``core.excerpt_tokens`` (NFKC, casefold, camelCase split, numbers by value, ``...`` as
+``core.text.excerpt_tokens`` (NFKC, casefold, camelCase split, numbers by value, ``...`` as
 truncation; length units; which ref tokens are metadata).
 
 Scorer: in-order token coverage in a bounded window. ``score`` = 100 x (excerpt tokens found
