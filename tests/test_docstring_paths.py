@@ -84,9 +84,7 @@ def missing_paths() -> list[str]:
 
 def test_every_module_path_a_docstring_names_exists() -> None:
     missing = missing_paths()
-    assert not missing, "docstrings name modules that do not exist (moved?):\n" + "\n".join(
-        missing
-    )
+    assert not missing, "docstrings name modules that do not exist (moved?):\n" + "\n".join(missing)
 
 
 @pytest.mark.parametrize(
