@@ -2,10 +2,10 @@
 script ``content``, a string bomb in a tool call's keywords, nesting 990 deep, an integer of
 5,000 digits, one million keywords and a 50 MB file of keys, against a plain scenario.
 
-Before the limits (``core.yaml_limits``) such a file loaded "fine" and the cost came later,
-when pydantic and the JSON encoder walked every reference (minutes, gigabytes, then an "LLM
-unavailable" message), or it ended the session in a RecursionError or hung it. Each case is
-loaded ``--repeat`` times with ``load_scenario``; the
+Before the limits (``core.evidence.yaml_limits``) such a file loaded "fine" and the cost came
+later, when pydantic and the JSON encoder walked every reference (minutes, gigabytes, then an
+"LLM unavailable" message), or it ended the session in a RecursionError or hung it. Each case
+is loaded ``--repeat`` times with ``load_scenario``; the
 script prints the median wall time, the peak traced memory and the first line of the error.
 
 Run: ``python benchmarks/bench_yaml_limits.py [--levels 9] [--repeat 20]``.

@@ -315,7 +315,7 @@ def is_scenario_file(
     scenario_dirs: Sequence[str] = DEFAULT_SCENARIO_DIRS,
     explicit: Collection[Path] = (),
 ) -> bool:
-    """Whether pytest collects ``path`` as a scenario (see the README, *What is collected*).
+    """Whether pytest collects ``path`` as a scenario (see docs/guide.md, *What is collected*).
 
     A ``*.yaml`` / ``*.yml`` file is a scenario when it was named on the command line
     (``explicit``), or when it lies in a folder named in ``scenario_dirs`` (ini

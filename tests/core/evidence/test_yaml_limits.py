@@ -1,4 +1,4 @@
-"""core.yaml_limits: aliases are measured on the node tree before anything is built."""
+"""core.evidence.yaml_limits: aliases are measured on the node tree before anything is built."""
 
 from __future__ import annotations
 
@@ -205,9 +205,9 @@ def test_the_document_and_its_errors_are_those_of_safe_load() -> None:
             safe_load_limited(broken)
 
 
-def test_the_readme_lists_every_limit_with_its_value() -> None:
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text("utf-8")
-    section = readme.split("#### Limits on the files read", 1)[1].split("\n#### ", 1)[0]
+def test_the_reliability_page_lists_every_limit_with_its_value() -> None:
+    page = (Path(__file__).resolve().parents[3] / "docs" / "reliability.md").read_text("utf-8")
+    section = page.split("## Limits on the files read", 1)[1].split("\n## ", 1)[0]
     assert f"| file size | {yaml_limits.MAX_FILE_BYTES:,} bytes (8 MiB)" in section
     assert f"| nesting depth | {yaml_limits.MAX_DEPTH} levels |" in section
     assert f"| entries of one list or mapping | {yaml_limits.MAX_ITEMS:,} |" in section

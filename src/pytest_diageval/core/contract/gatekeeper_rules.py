@@ -9,7 +9,7 @@ Reject grade (fabrication or contamination):
   the collection path of a no-hit search, below) fails here too, its message listing the
   allowed forms; so does a collection path cited on a call that did find something, or failed;
 * ``evidence.excerpt_mismatch``: the excerpt is not supported by that ref's ``text``
-  (``core.excerpt_match``); a changed number or a flipped negation fails here however short
+  (``core.judge.excerpt_match``); a changed number or a flipped negation fails here however short
   the quote is.
 
 The collection path (extension): a completed search that found nothing has no item to cite,

@@ -141,7 +141,7 @@ def check_location(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
 
 def _neighbours(refs: list[EvidenceRef], canonical: str) -> tuple[str | None, str | None]:
     """The texts of the items right before and after ``canonical`` in the same collection:
-    an order split across two log rows of one search is read whole (issue 26)."""
+    an order split across two log rows of one search is read whole."""
     found = _RAW_PATH_RE.fullmatch(canonical)
     assert found is not None  # canonical paths come from canonical_raw_path
     collection, index = found.group(1), int(found.group(2))

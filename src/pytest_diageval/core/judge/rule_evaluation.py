@@ -14,7 +14,7 @@ refs, ``lookup_knowledge``                      ``supported``  indirect
 refs, ``query_metrics`` / ``query_logs``        ``supported``  direct
 ==============================================  =============  ==============
 
-This is the per-row rule of ``core.trace_summary`` (knowledge lookups are indirect because
+This is the per-row rule of ``core.evidence.trace_summary`` (knowledge lookups are indirect because
 a runbook is guidance, never a fact about the current incident), except that legacy rows
 count as no evidence here: the rule score trusts only what the recorder's contract states,
 it does not re-read output previews.

@@ -34,7 +34,7 @@ the decision. The decision is recomputed from ``facts_checked`` in five steps:
    exactly ``0.5333`` on every platform.
 4. **Gatekeeper cap**: severity ``reject`` → REJECT with score 0.0; ``low_confid`` → at most
    LOW_CONFID, score unchanged.
-5. **Scope** (issue 25; :mod:`pytest_diageval.core.scope.session`). ``claims`` are the
+5. **Scope** (:mod:`pytest_diageval.core.scope.session`). ``claims`` are the
    in-scope claims only; the claims the question's scope set aside (``claims_set_aside``) are
    not judged at all, and every verifier fact about one is dropped before step 0 (an
    ``scope.set_aside`` override each): the verdict rests on the in-scope claims (004: 窄范围

@@ -1,11 +1,11 @@
 """How a cassette file looks on disk: readable YAML, always UTF-8.
 
-Split from :mod:`pytest_diageval.harness.cassettes.session`, which registers these with vcrpy. Both
-replace a vcrpy default that would make cassettes hard to review or silently re-recorded:
-the stock serializer escapes every Chinese character as ``\\uXXXX``, and the stock
-persister reads in the locale's encoding and treats an unreadable cassette as an empty one.
-The persister reports a broken file with an error type it is given, so this module needs
-nothing from ``cassettes`` (no import cycle).
+:mod:`pytest_diageval.harness.cassettes.session` registers these with vcrpy. Both replace a
+vcrpy default that would make cassettes hard to review or silently re-recorded: the stock
+serializer escapes every Chinese character as ``\\uXXXX``, and the stock persister reads in the
+locale's encoding and treats an unreadable cassette as an empty one. The persister reports a
+broken file with an error type it is given, so this module needs nothing from ``cassettes`` (no
+import cycle).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The vcrpy cassette class of a :class:`~.session.CassetteSession`.
 
-Split from :mod:`pytest_diageval.harness.cassettes.session` (which documents the behaviour):
-a replay miss raises the session's own error before any network, and an answer the SDK retried is
-replaced by the retry's, so a cassette holds each request's final answer only.
+:mod:`pytest_diageval.harness.cassettes.session` documents the behaviour: a replay miss raises
+the session's own error before any network, and an answer the SDK retried is replaced by the
+retry's, so a cassette holds each request's final answer only.
 """
 
 from __future__ import annotations

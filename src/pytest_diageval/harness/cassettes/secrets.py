@@ -1,9 +1,9 @@
 """Keeping credentials out of cassettes: scrub before save, scan after.
 
-Split from :mod:`pytest_diageval.harness.cassettes.session` (which re-exports the public constants
-and raises ``SecretLeakError`` from :func:`find_secret`'s answer), so everything that decides
-what may reach disk sits in one place. This module knows nothing of the cassette session or
-its errors: the dependency runs from ``cassettes`` to here only.
+Everything that decides what may reach disk sits here;
+:mod:`pytest_diageval.harness.cassettes.session` re-exports the public constants and raises
+``SecretLeakError`` from :func:`find_secret`'s answer. This module knows nothing of the cassette
+session or its errors: the dependency runs from ``cassettes`` to here only.
 
 * Request headers are stored from an allowlist (content type, accept and the
   ``X-Diageval-*`` headers that say which agent made the call).

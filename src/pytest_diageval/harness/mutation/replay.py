@@ -20,7 +20,7 @@ The mutant is *killed* when the run completes with any verdict but PASS and *sur
 it ends PASS (an ``extra-sentence`` mutant only when its sentence is also in the answer). A
 mutant that edits only what the models wrote (the statement kinds, ``extra-sentence`` and
 ``prose-rewrite``) also survives, whatever the verdict, when its answer holds the canary or an
-evidence line the unmutated run did not render (issue 36: the model points, the code speaks). A
+evidence line the unmutated run did not render (the model points, the code speaks). A
 request the answers above cannot serve fails the mutant as an error: neither killed nor
 survived.
 """
