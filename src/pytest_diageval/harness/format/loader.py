@@ -168,7 +168,7 @@ def _read(path: Path) -> str:
 
 
 def _parse(path: Path, text: str) -> tuple[yaml.Node | None, Any]:
-    """``yaml.safe_load`` within the limits of core.yaml_limits, with the node tree (for
+    """``yaml.safe_load`` within the limits of core.evidence.yaml_limits, with the node tree (for
     positions)."""
     try:
         return load_limited(text)
@@ -329,7 +329,7 @@ def resolve_cassette_path(
 
 
 def _check_path(path: Path, scenario_path: Path, loc: tuple[str, ...], what: str) -> None:
-    """A ScenarioError at ``loc`` for a path that can name no file (core.yaml_limits)."""
+    """A ScenarioError at ``loc`` for a path that can name no file (core.evidence.yaml_limits)."""
     problem = path_problem(path)
     if problem is not None:
         shown = repr(str(path)) if len(str(path)) <= 120 else repr(str(path)[:120]) + "…"
