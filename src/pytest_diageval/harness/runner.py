@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,8 +23,14 @@ from typing import TYPE_CHECKING
 from pytest_diageval.agents.chat_service import ChatService
 from pytest_diageval.agents.grader import GraderRun, run_grader
 from pytest_diageval.agents.llm import LLM, LLMConfig
+from pytest_diageval.agents.reference import reference_script
 from pytest_diageval.agents.results import ChatResult, RoundResult
-from pytest_diageval.agents.scripted.model import ScriptExhaustedError, scripted_llm
+from pytest_diageval.agents.scripted.model import (
+    ScriptEntry,
+    ScriptExhaustedError,
+    parse_script,
+    scripted_llm,
+)
 from pytest_diageval.agents.scripted.rounds import explain_exhaustion
 from pytest_diageval.agents.scripted.token_estimate import ESTIMATE_NAME
 from pytest_diageval.agents.usage import TokenUsage, UsageMeter
@@ -58,6 +64,7 @@ __all__ = [
     "ServerUnreachableError",
     "run_samples",
     "run_scenario",
+    "script_entries",
     "unreachable_error",
 ]
 
@@ -159,7 +166,7 @@ def run_scenario(
     try:
         world = load_scenario_world(scenario, path)
         if cassette is None:
-            result, grade = _run_scripted(scenario, world, usage)
+            result, grade = _run_scripted(scenario, world, usage, script_entries(scenario, world))
             return ScenarioRun(result, usage=usage, grade=grade)
         recorded_world = _recorded_world(scenario, path, cassette)
         result, grade = _run_cassette(
@@ -170,13 +177,22 @@ def run_scenario(
         return ScenarioRun(result=None, error=exc, usage=usage)
 
 
+def script_entries(scenario: Scenario, world: World) -> list[ScriptEntry]:
+    """The answers of a run without cassette: the scenario's script, else the reference
+    agent's (``llm: {reference: true}`` or ``--diageval-model reference``)."""
+    if scenario.llm is not None and scenario.llm.script is not None:
+        return scenario.llm.script
+    return parse_script(reference_script(scenario.query, world), source="reference agent")
+
+
 def _run_scripted(
-    scenario: Scenario, world: World, usage: TokenUsage
+    scenario: Scenario,
+    world: World,
+    usage: TokenUsage,
+    entries: Sequence[ScriptEntry],
 ) -> tuple[ChatResult, GraderRun | None]:
-    assert scenario.llm is not None
-    assert scenario.llm.script is not None
     usage.source = f"estimated by {ESTIMATE_NAME}"
-    llm, transport = scripted_llm(scenario.llm.script, wrap=lambda inner: UsageMeter(inner, usage))
+    llm, transport = scripted_llm(entries, wrap=lambda inner: UsageMeter(inner, usage))
     finished: list[RoundResult] = []
     try:
         with llm:
