@@ -62,6 +62,13 @@ def add_authoring_commands(commands: Any) -> None:
     scaffold.add_argument(
         "--force", action="store_true", help="with --from: overwrite scenario files that exist"
     )
+    scaffold.add_argument(
+        "--reference",
+        action="store_true",
+        help="with --from: write `llm: {reference: true}`, so each scenario runs offline at once"
+        " on the built-in reference agent (docs/reference-agent.md) instead of waiting for a"
+        " recording",
+    )
     scaffold.add_argument("--id", default=None, help="scenario id (default: the file's stem)")
     scaffold.add_argument(
         "--session", default=None, help="session id in the SQLite file (default: the latest)"
@@ -330,16 +337,22 @@ def _scaffold_cases(args: argparse.Namespace) -> int:
         print(f"diageval scaffold: {usage}", file=sys.stderr)
         return 2
     try:
-        written = scaffold_cases(args.cases, args.output, force=args.force)
+        written = scaffold_cases(
+            args.cases, args.output, force=args.force, reference=args.reference
+        )
     except CasesError as exc:
         print(f"diageval scaffold: {args.cases}: nothing was written:\n{exc}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(f"diageval scaffold: {exc}", file=sys.stderr)
         return 2
+    then = (
+        "they run offline on the reference agent"
+        if args.reference
+        else "record their cassettes with --diageval-record=once"
+    )
     print(
-        f"diageval scaffold: wrote {len(written)} scenario file(s) into {args.output};"
-        " record their cassettes with --diageval-record=once",
+        f"diageval scaffold: wrote {len(written)} scenario file(s) into {args.output}; {then}",
         file=sys.stderr,
     )
     return 0

@@ -96,13 +96,16 @@ def read_cases(source: Path) -> list[Case]:
     return cases
 
 
-def scaffold_cases(source: Path, output: Path, *, force: bool = False) -> list[Path]:
-    """Write one scenario file per case of ``source`` into ``output``; all or nothing."""
+def scaffold_cases(
+    source: Path, output: Path, *, force: bool = False, reference: bool = False
+) -> list[Path]:
+    """Write one scenario file per case of ``source`` into ``output``; all or nothing.
+    ``reference``: the scenarios are answered by the built-in reference agent."""
     if output.exists() and not output.is_dir():
         raise CasesError([f"-o {output}: not a folder (with --from, -o names the folder)"])
     cases = read_cases(source)
     targets = [output / f"{case.scenario_id}.yaml" for case in cases]
-    texts = [scenario_text(case, source, output) for case in cases]
+    texts = [scenario_text(case, source, output, reference=reference) for case in cases]
     existing = [path for path in targets if path.exists()]
     if existing and not force:
         raise CasesError([f"{path}: exists; give --force to overwrite it" for path in existing])
@@ -112,7 +115,7 @@ def scaffold_cases(source: Path, output: Path, *, force: bool = False) -> list[P
     return targets
 
 
-def scenario_text(case: Case, source: Path, output: Path) -> str:
+def scenario_text(case: Case, source: Path, output: Path, *, reference: bool = False) -> str:
     """The scenario file of one case, to be written into ``output``."""
     world = case.world
     if case.world_path is not None:
@@ -125,12 +128,19 @@ def scenario_text(case: Case, source: Path, output: Path) -> str:
     }
     if case.tags:
         scenario["tags"] = case.tags
+    if reference:
+        scenario["llm"] = {"reference": True}
     scenario["expect"] = {"verdict": ANY_VERDICT if case.verdict is None else case.verdict}
     header = [
         f"# Scaffolded from {source.name} row {case.row}. No script and no cassette yet: the",
         f"# default cassette (<cassette dir>/{case.scenario_id}.yaml) is recorded by",
         "# pytest --diageval-record=once. Then write the title and the expectations.",
     ]
+    if reference:
+        header = [
+            f"# Scaffolded from {source.name} row {case.row}. The built-in reference agent",
+            "# answers (docs/reference-agent.md). Then write the title and the expectations.",
+        ]
     if case.verdict is None:
         header.append("# The row names no verdict: any verdict passes until you pin one.")
     text = yaml.safe_dump(

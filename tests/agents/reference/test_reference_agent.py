@@ -3,9 +3,11 @@ the verdict the real pipeline reaches on its answers (no model)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from pytest_diageval.agents.chat_service import ChatService
 from pytest_diageval.agents.reference import reference_script
@@ -166,3 +168,29 @@ def test_the_pipeline_passes_the_reference_answers_in_one_round(
     assert (result.final_verdict, len(result.rounds)) == ("PASS", 1)
     assert result.rounds[0].decision.overrides == []
     assert answer_part in (result.final_answer or "")
+
+
+# --------------------------------------------------------------------------- seed matrix
+
+MATRIX = Path(__file__).resolve().parents[3] / "scenarios" / "matrix"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "01-highcpu-narrow-baseline.yaml",
+        "02-highmemory-positive.yaml",
+        "03-slowresponse-positive.yaml",
+        "04-hikaricp-positive.yaml",
+        "05-hikaricp-negative.yaml",
+        "07-narrow-forbidden-claim.yaml",
+    ],
+)
+def test_on_the_seed_matrix_the_reference_reaches_the_verdict_004_asks_for(name: str) -> None:
+    """Same question and world, the reference instead of the script. (06 is excluded: its
+    REJECT is earned by a forged citation, which the reference never makes.)"""
+    scenario = yaml.safe_load((MATRIX / name).read_text("utf-8"))
+    assert scenario["world"] == "default"
+    result = run(scenario["query"])
+    assert result.final_verdict == scenario["expect"]["verdict"] == "PASS"
+    assert len(result.rounds) == 1
