@@ -38,7 +38,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     ),
     "agents": CORE,
     "agents.scripted": CORE | {"agents"},
-    "agents.reference": CORE | {"agents"},
+    "agents.reference": CORE | {"agents", "agents.scripted"},
     "local": frozenset(),
     # Only agents.request_options, which imports nothing but the standard library.
     "harness.settings": frozenset({"agents", "harness.outputs"}),

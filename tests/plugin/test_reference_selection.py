@@ -84,7 +84,8 @@ def test_reference_and_a_script_together_are_one_source_too_many(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*give exactly one of 'cassette', 'script' or 'reference: true' (cassette, reference given)*"
+            "*give exactly one of 'cassette', 'script' or 'reference: true'"
+            " (cassette, reference given)*"
         ]
     )
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from pytest_diageval.agents.chat_service import ChatService
 from pytest_diageval.agents.grader import GraderRun, run_grader
 from pytest_diageval.agents.llm import LLM, LLMConfig
-from pytest_diageval.agents.reference import reference_script
+from pytest_diageval.agents.reference import reference_llm, reference_script
 from pytest_diageval.agents.results import ChatResult, RoundResult
 from pytest_diageval.agents.scripted.model import (
     ScriptEntry,
@@ -166,7 +166,7 @@ def run_scenario(
     try:
         world = load_scenario_world(scenario, path)
         if cassette is None:
-            result, grade = _run_scripted(scenario, world, usage, script_entries(scenario, world))
+            result, grade = _run_scripted(scenario, world, usage)
             return ScenarioRun(result, usage=usage, grade=grade)
         recorded_world = _recorded_world(scenario, path, cassette)
         result, grade = _run_cassette(
@@ -178,21 +178,25 @@ def run_scenario(
 
 
 def script_entries(scenario: Scenario, world: World) -> list[ScriptEntry]:
-    """The answers of a run without cassette: the scenario's script, else the reference
-    agent's (``llm: {reference: true}`` or ``--diageval-model reference``)."""
+    """The answers of a run without cassette, one round of them for the reference agent (a
+    mutation replays a run that passed in its first round): the scenario's script, else the
+    reference agent's (``llm: {reference: true}`` or ``--diageval-model reference``)."""
     if scenario.llm is not None and scenario.llm.script is not None:
         return scenario.llm.script
     return parse_script(reference_script(scenario.query, world), source="reference agent")
 
 
 def _run_scripted(
-    scenario: Scenario,
-    world: World,
-    usage: TokenUsage,
-    entries: Sequence[ScriptEntry],
+    scenario: Scenario, world: World, usage: TokenUsage
 ) -> tuple[ChatResult, GraderRun | None]:
+    """A run answered by the scenario's script, else by the reference agent."""
     usage.source = f"estimated by {ESTIMATE_NAME}"
-    llm, transport = scripted_llm(entries, wrap=lambda inner: UsageMeter(inner, usage))
+    meter = functools.partial(UsageMeter, usage=usage)
+    llm, transport = (
+        scripted_llm(scenario.llm.script, wrap=meter)
+        if scenario.llm is not None and scenario.llm.script is not None
+        else reference_llm(scenario.query, world, wrap=meter)
+    )
     finished: list[RoundResult] = []
     try:
         with llm:

@@ -10,9 +10,10 @@ import pytest
 import yaml
 
 from pytest_diageval.agents.chat_service import ChatService
-from pytest_diageval.agents.reference import reference_script
+from pytest_diageval.agents.reference import reference_llm, reference_script
 from pytest_diageval.agents.results import ChatResult
-from pytest_diageval.agents.scripted.model import scripted_llm
+from pytest_diageval.agents.scripted.model import ScriptError, scripted_llm
+from pytest_diageval.core.contract.contracts import Plan
 from pytest_diageval.core.evidence.world import World, load_world
 
 WORLD = load_world("default")
@@ -194,3 +195,28 @@ def test_on_the_seed_matrix_the_reference_reaches_the_verdict_004_asks_for(name:
     result = run(scenario["query"])
     assert result.final_verdict == scenario["expect"]["verdict"] == "PASS"
     assert len(result.rounds) == 1
+
+
+# --------------------------------------------------------------------------- rounds
+
+
+def test_a_retry_round_is_answered_the_same_way_and_the_run_ends_on_a_verdict() -> None:
+    """Every call failed: no claim, LOW_CONFID 0.0 in round 1, so the code asks a second
+    round; the reference answers it (its own invocation ids) instead of running out."""
+    world = WORLD.model_copy(update={"failures": {"query_logs": "timeout"}})
+    query = "确认 order-service 是否存在 HikariCP 连接池耗尽。"
+    llm, transport = reference_llm(query, world)
+    with llm:
+        result = ChatService().run(query, world, llm)
+    transport.assert_exhausted()
+    assert (result.final_verdict, len(result.rounds), transport.served) == ("LOW_CONFID", 2, 8)
+    assert [row.id for row in result.invocations] == [1, 2]
+    assert [row.round for row in result.invocations] == [1, 2]
+
+
+def test_a_run_that_stops_inside_a_round_is_still_an_error() -> None:
+    llm, transport = reference_llm("只确认 order-service 是否存在 HighMemoryUsage 告警。", WORLD)
+    with llm:
+        llm.structured(Plan, [{"role": "user", "content": "plan"}], stage="planner", round=1)
+    with pytest.raises(ScriptError, match="left unused"):
+        transport.assert_exhausted()

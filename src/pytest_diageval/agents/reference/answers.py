@@ -44,43 +44,55 @@ from pytest_diageval.core.evidence.trace_summary import summarize_invocations
 from pytest_diageval.core.evidence.world import World
 from pytest_diageval.core.scope.session import session_scope
 
-__all__ = ["reference_script"]
+__all__ = ["ROUND_ENTRIES", "reference_script"]
 
 _SESSION = "reference"
 _NO_HIT_TEXT = {"query_metrics": "告警", "query_logs": "日志"}
 
 
-def reference_script(query: str, world: World) -> list[dict[str, Any]]:
-    """The reference agent's answers to ``query`` in ``world``: one round of script entries
-    (planner, executor calls, executor contract, verifier)."""
+ROUND_ENTRIES = 4
+"""Script entries per round: planner, executor calls, executor contract, verifier."""
+
+
+def reference_script(query: str, world: World, *, rounds: int = 1) -> list[dict[str, Any]]:
+    """The reference agent's answers to ``query`` in ``world``: ``rounds`` rounds of
+    ``ROUND_ENTRIES`` script entries each. A later round (asked only after a LOW_CONFID below
+    0.5) makes the same calls again, with that round's invocation ids and trace entries."""
     names = _scope_names(world, query)
     scope, _ = session_scope(query, names)
     calls = plan_calls(query, scope, names)
-    recorded, trace_refs = _run(calls, world)
-    claims, missing = _claims(calls, recorded)
+    recorded, trace_refs = _run(calls, world, rounds)
     plan = "；".join(call.step for call in calls)[:PLAN_TEXT_CHARS]
-    return [
-        {
-            "stage": "planner",
-            "content": {"plan": plan, "steps": [c.step for c in calls][:PLAN_STEPS_MAX]},
-        },
-        {
-            "stage": "executor",
-            "tool_calls": [{"name": call.tool, "arguments": call.arguments} for call in calls],
-        },
-        {"stage": "executor", "content": _contract(claims, missing)},
-        {"stage": "verifier", "content": _verifier(claims, trace_refs)},
-    ]
+    entries: list[dict[str, Any]] = []
+    for outcomes in recorded:
+        claims, missing = _claims(calls, outcomes)
+        entries += [
+            {
+                "stage": "planner",
+                "content": {"plan": plan, "steps": [c.step for c in calls][:PLAN_STEPS_MAX]},
+            },
+            {
+                "stage": "executor",
+                "tool_calls": [{"name": c.tool, "arguments": c.arguments} for c in calls],
+            },
+            {"stage": "executor", "content": _contract(claims, missing)},
+            {"stage": "verifier", "content": _verifier(claims, trace_refs)},
+        ]
+    return entries
 
 
 def _run(
-    calls: Sequence[ReferenceCall], world: World
-) -> tuple[list[RecordedCall], dict[int, list[dict[str, Any]]]]:
-    """Each call's outcome, and per invocation id the trace entries that hold it."""
+    calls: Sequence[ReferenceCall], world: World, rounds: int
+) -> tuple[list[list[RecordedCall]], dict[int, list[dict[str, Any]]]]:
+    """Each round's outcomes of the calls, and per invocation id the trace entries that hold
+    it (numbered over the whole session, as the pipeline numbers them)."""
     with closing(Store()) as store:
         store.create_session(_SESSION, "", world.now.isoformat())
         recorder = ToolInvocationRecorder(store, Toolbox(world), _SESSION)
-        recorded = [recorder.call(call.tool, call.arguments, round=1) for call in calls]
+        recorded = [
+            [recorder.call(call.tool, call.arguments, round=number) for call in calls]
+            for number in range(1, rounds + 1)
+        ]
         summary = summarize_invocations(recorder.invocations())
     refs: dict[int, list[dict[str, Any]]] = {}
     for item in summary:
