@@ -142,3 +142,32 @@ def test_without_reference_the_scaffolded_scenarios_wait_for_a_recording(
     result = pytester.runpytest("scenarios/", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*cassette not found*"])
+
+
+RUBRIC = "expect: {verdict: PASS, rubric: {criteria: 只确认告警, min_score: 0.8}}"
+
+
+def test_a_rubric_on_a_reference_scenario_is_refused_at_its_line(
+    pytester: pytest.Pytester,
+) -> None:
+    text = "\n".join(
+        RUBRIC if line.startswith("expect:") else line for line in FIVE_LINES.splitlines()
+    )
+    pytester.makefile(".yaml", **{"scenarios/memory": text})
+    result = pytester.runpytest("scenarios/", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*memory.yaml:6:*expect.rubric: the reference agent (llm.reference) does not grade*"]
+    )
+
+
+def test_a_rubric_under_the_run_level_reference_fails_saying_it_does_not_grade(
+    pytester: pytest.Pytester,
+) -> None:
+    text = "\n".join(RUBRIC if line.startswith("expect:") else line for line in NO_LLM.splitlines())
+    pytester.makefile(".yaml", **{"scenarios/memory": text})
+    result = pytester.runpytest(
+        "scenarios/", "--diageval-model", "reference", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*the reference agent does not grade*"])

@@ -12,9 +12,13 @@ from collections.abc import Callable
 
 import httpx2
 
-from pytest_diageval.agents.llm import LLM, LLMConfig
+from pytest_diageval.agents.llm import LLM, STAGE_HEADER, LLMConfig
 from pytest_diageval.agents.reference.answers import ROUND_ENTRIES, reference_script
-from pytest_diageval.agents.scripted.model import SCRIPTED_BASE_URL, ScriptedTransport
+from pytest_diageval.agents.scripted.model import (
+    SCRIPTED_BASE_URL,
+    ScriptedTransport,
+    ScriptError,
+)
 from pytest_diageval.core.evidence.world import World
 
 __all__ = ["REFERENCE_ROUNDS", "ReferenceTransport", "reference_llm"]
@@ -24,7 +28,18 @@ REFERENCE_ROUNDS = 2
 
 
 class ReferenceTransport(ScriptedTransport):
-    """A :class:`ScriptedTransport` whose run may end after any whole round."""
+    """A :class:`ScriptedTransport` whose run may end after any whole round, and which says
+    so plainly when asked to grade (a ``rubric``): the reference agent never grades."""
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        if request.headers.get(STAGE_HEADER) == "grader":
+            error = ScriptError(
+                "the reference agent does not grade: a `rubric` expectation needs a grader's"
+                " answer, from a script (a grader entry after the last round) or a cassette"
+            )
+            self.errors.append(error)
+            raise error
+        return super().handle_request(request)
 
     def assert_exhausted(self) -> None:
         if self.errors:
