@@ -5,6 +5,7 @@ stays an error, and the reference never records."""
 from __future__ import annotations
 
 import pytest
+import yaml
 
 FIVE_LINES = """\
 id: memory-alert
@@ -171,3 +172,37 @@ def test_a_rubric_under_the_run_level_reference_fails_saying_it_does_not_grade(
     )
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*the reference agent does not grade*"])
+
+
+def test_scaffold_script_writes_the_reference_answers_as_a_script_that_passes(
+    pytester: pytest.Pytester,
+) -> None:
+    """--script: the reference's transcript as `llm.script`, runnable at once; editing one
+    answer (the executor's excerpt) makes a failure case the gatekeeper catches."""
+    from pytest_diageval.cli.command import main
+
+    cases = pytester.path / "cases.csv"
+    cases.write_text(f"id,query,world,tags,verdict\nc1,{QUESTIONS[0]},default,,PASS\n", "utf-8")
+    folder = pytester.path / "scenarios" / "cases"
+    assert main(["scaffold", "--from", str(cases), "-o", str(folder), "--script"]) == 0
+    written = yaml.safe_load((folder / "c1.yaml").read_text("utf-8"))
+    stages = [entry["stage"] for entry in written["llm"]["script"]]
+    assert stages == ["planner", "executor", "executor", "verifier"]
+    pytester.runpytest("scenarios/", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+    (binding,) = written["llm"]["script"][2]["content"]["claims"][0]["evidence_bindings"]
+    binding["evidence_excerpt"] = "HighMemoryUsage firing, current=99%"
+    written["expect"] = {"verdict": "REJECT"}
+    (folder / "c1.yaml").write_text(yaml.safe_dump(written, allow_unicode=True), "utf-8")
+    pytester.runpytest("scenarios/", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_scaffold_reference_without_from_is_a_usage_error(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_diageval.cli.command import main
+
+    cassette = pytester.path / "c.yaml"
+    cassette.write_text("interactions: []\n", "utf-8")
+    assert main(["scaffold", str(cassette), "--reference"]) == 2
+    assert "--reference goes with --from CASES" in capsys.readouterr().err
