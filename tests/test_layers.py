@@ -23,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "pytest_diageval"
 CORE = frozenset(
     {"core.contract", "core.evidence", "core.text", "core.scope", "core.judge", "core.answer"}
 )
-BELOW_HARNESS = CORE | {"agents", "agents.scripted"}
+BELOW_HARNESS = CORE | {"agents", "agents.scripted", "agents.reference"}
 
 ALLOWED: dict[str, frozenset[str]] = {
     "core": frozenset(),  # the folders' own __init__: a docstring and nothing else
@@ -38,6 +38,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     ),
     "agents": CORE,
     "agents.scripted": CORE | {"agents"},
+    "agents.reference": CORE | {"agents", "agents.scripted"},
     "local": frozenset(),
     # Only agents.request_options, which imports nothing but the standard library.
     "harness.settings": frozenset({"agents", "harness.outputs"}),
@@ -119,6 +120,7 @@ FORBIDDEN_OUTSIDE: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(CORE, _NO_MODEL_NO_PYTEST),
     "agents": ("vcr", "pytest", "_pytest"),
     "agents.scripted": ("vcr", "pytest", "_pytest"),
+    "agents.reference": ("vcr", "pytest", "_pytest"),
 }
 
 

@@ -323,7 +323,7 @@ FILE_CASES = [
     Case(
         "llm-both",
         scenario_edit(lambda d: d["llm"].__setitem__("cassette", "c.yaml")),
-        "give exactly one of 'cassette' or 'script' (both given)",
+        "give exactly one of 'cassette', 'script' or 'reference: true' (cassette, script given)",
     ),
     Case(
         "script-empty", scenario_edit(put("llm", {"script": []})), "llm.script: must not be empty"

@@ -95,6 +95,7 @@ class ScenarioFile(LeanNode, pytest.File):
             self._cassette_dir(),
             must_exist=settings.record_mode == "none",
             roots=roots,
+            reference=settings.reference,
         )
         return ScenarioOutline.of(scenario), cassette
 

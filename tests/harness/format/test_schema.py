@@ -71,6 +71,7 @@ def test_the_schema_describes_the_format() -> None:
     assert schema["$defs"]["LLMSpec"]["oneOf"] == [
         {"required": ["cassette"]},
         {"required": ["script"]},
+        {"required": ["reference"]},
     ]
     # Empty values are refused by the loader, so the schema never offers null for them.
     assert '"type": "null"' not in json.dumps(schema["$defs"]["Expect"])

@@ -352,9 +352,9 @@ def _search_terms(invocation: ToolInvocation) -> list[str]:
     if isinstance(keywords, str):
         keywords = keywords.split()
     terms = [k for k in keywords or [] if isinstance(k, str) and k.strip()]
-    alert = _param(invocation, "alert_name")
-    query = _param(invocation, "query")
-    return terms + [t for t in (alert, query) if t]
+    # As sent, not lower-cased: normalise splits HighCPUUsage as it splits the claim's text.
+    named = [invocation.input_params.get(name) for name in ("alert_name", "query")]
+    return terms + [t.strip() for t in named if isinstance(t, str) and t.strip()]
 
 
 def _apply_support_level(claim: Claim, ceiling: ClaimCeiling) -> ClaimCeiling:

@@ -298,8 +298,10 @@ def resolve_cassette_path(
     *,
     must_exist: bool = False,
     roots: Sequence[Path] = (),
+    reference: bool = False,
 ) -> Path | None:
-    """The scenario's cassette file, or None for a scripted scenario.
+    """The scenario's cassette file, or None for a scripted or reference scenario (and, with
+    ``reference`` (``--diageval-model reference``), for every scenario that is not scripted).
 
     ``llm.cassette`` is relative to the scenario file; without ``llm`` the default is
     :func:`default_cassette_path`. With ``must_exist`` (replay mode) a missing file is a
@@ -308,7 +310,9 @@ def resolve_cassette_path(
     """
     scenario_path = Path(scenario_path)
     llm = scenario.llm
-    if llm is not None and llm.script is not None:
+    if llm is not None and (llm.script is not None or llm.reference):
+        return None
+    if reference:
         return None
     where: tuple[str, ...]
     if llm is not None and llm.cassette is not None:

@@ -39,6 +39,7 @@ from pytest_diageval.harness.mutation.scope_mutants import (
     without_set_aside_targets,
 )
 from pytest_diageval.harness.report.reporter import audit_trail
+from pytest_diageval.harness.runner import script_entries
 
 __all__ = [
     "MutantItem",
@@ -115,9 +116,7 @@ class MutationNode(ScenarioNode):
         scenario = self.scenario
         world = load_scenario_world(scenario, self.path)
         if self.cassette is None:
-            assert scenario.llm is not None
-            assert scenario.llm.script is not None
-            entries = scenario.llm.script
+            entries = script_entries(scenario, world)
         else:
             run = self.run()  # the cassette's own replay: stale or broken cassettes stop here
             if run.result is None:
