@@ -47,7 +47,7 @@ def _fabricated() -> dict[str, Any]:
 
 
 def test_the_readme_has_the_two_complete_examples_and_describes_the_third() -> None:
-    assert sorted(EXAMPLES) == ["no-hit", "pass", "world"]
+    assert sorted(EXAMPLES) == ["five-lines", "no-hit", "pass", "world"]
     assert "pass" in dict(BLOCK.findall(README))  # the newcomer's example stays in the README
     assert sorted(PYTHON_EXAMPLES) == ["run-fixture"]
     assert f'(`"{FABRICATED}"`)' in README
@@ -153,3 +153,19 @@ def test_the_readme_diageval_run_example_passes(
     result = pytester.runpytest("test_mine.py")
 
     result.assert_outcomes(passed=1)
+
+
+def test_the_five_line_example_runs_offline_beside_the_shipped_suite(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    """Issue 39: a new five-line scenario written from the README passes with no model, no
+    cassette and no script; it is the shipped reference scenario under another id."""
+    example = EXAMPLES["five-lines"]
+    assert len([line for line in example.splitlines() if line.strip()]) == 6
+    shipped = yaml.safe_load((ROOT / "scenarios/reference/highmemory-alert.yaml").read_text())
+    assert {**yaml.safe_load(example), "id": shipped["id"], "title": shipped["title"]} == shipped
+    scenarios.write_text("scenarios/mine/memory-alert.yaml", example)
+
+    result = pytester.runpytest("scenarios/", "-q")
+
+    result.assert_outcomes(passed=2)  # verdict and required_keywords
