@@ -301,7 +301,7 @@ class CassetteSession:
     @property
     def recorded_count(self) -> int:
         """Interactions recorded in this session (not loaded from the file)."""
-        return len(self.cassette.data) - self.cassette.loaded_count
+        return len(self.cassette.data) - int(self.cassette.loaded_count)
 
     def verify(self, run_error: str | None = None) -> None:
         """After the run: raise the first stale miss, then the error that stopped the run
