@@ -6,7 +6,8 @@ Subpackages, each importing only those before it (``tests/test_layers.py`` holds
 The root modules tie them into pytest: ``settings`` (options, read before any scenario),
 ``runner`` (one scenario through the pipeline), ``items`` (scenario nodes and their expectation
 items), ``fixture`` (``diageval_run``), ``stale`` (stale-cassette detection) and
-``lean_nodes``. May import the core and the agents.
+``lean_nodes``; ``pytest_adapter`` holds the pytest names outside ``pytest``'s public ones.
+May import the core and the agents.
 """
 
 __all__: list[str] = []
