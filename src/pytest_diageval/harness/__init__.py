@@ -8,7 +8,8 @@ The root modules tie them into pytest: ``settings`` (options, read before any sc
 (a file as its scenario node), ``outside_dirs`` (scenario files no folder setting claims),
 ``runner`` (one scenario through the pipeline), ``items`` (scenario nodes and their expectation
 items), ``lean_nodes`` (a node field made on first use), ``fixture`` (``diageval_run``) and
-``stale`` (stale-cassette detection). May import the core and the agents.
+``stale`` (stale-cassette detection); ``pytest_adapter`` holds the pytest names outside
+``pytest``'s public ones. May import the core and the agents.
 """
 
 __all__: list[str] = []

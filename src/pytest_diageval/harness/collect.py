@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from pytest_diageval.harness.checks.failures import problems_repr
 from pytest_diageval.harness.format.loader import (
@@ -31,6 +30,7 @@ from pytest_diageval.harness.format.registry import config_checks as checks_of
 from pytest_diageval.harness.format.scenario import Scenario
 from pytest_diageval.harness.items import ScenarioNode
 from pytest_diageval.harness.lean_nodes import LeanNode
+from pytest_diageval.harness.pytest_adapter import TerminalRepr
 from pytest_diageval.harness.settings import (
     SettingsError,
     allowed_roots,
@@ -130,7 +130,7 @@ class InvalidScenario(pytest.Item):
         raise self.error
 
     def repr_failure(
-        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
         error = excinfo.value
         if not isinstance(error, ScenarioError):

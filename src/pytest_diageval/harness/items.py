@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from pytest_diageval.harness.cassettes.rerecord import (
     RecordingMetadata,
@@ -39,6 +38,7 @@ from pytest_diageval.harness.format.outline import ScenarioOutline
 from pytest_diageval.harness.format.registry import config_checks as checks_of
 from pytest_diageval.harness.format.scenario import Scenario
 from pytest_diageval.harness.lean_nodes import LeanNode
+from pytest_diageval.harness.pytest_adapter import TerminalRepr
 from pytest_diageval.harness.report.reporter import audit_trail, scenario_summary
 from pytest_diageval.harness.runner import ScenarioRun, run_samples
 from pytest_diageval.harness.settings import RecordMode, SettingsError, run_settings
@@ -312,7 +312,7 @@ class ScenarioItem(LeanNode, pytest.Item):
                 report.sections = self._no_sections
 
     def repr_failure(
-        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
         outline = self.scenario_node.outline
         header = f"scenario {outline.scenario_id} ({outline.title}) — expectation '{self.key}'"

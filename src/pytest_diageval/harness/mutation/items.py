@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from pytest_diageval.harness.collect import ScenarioFile
 from pytest_diageval.harness.format.loader import load_scenario_world
@@ -38,6 +37,7 @@ from pytest_diageval.harness.mutation.scope_mutants import (
     scope_mutants,
     without_set_aside_targets,
 )
+from pytest_diageval.harness.pytest_adapter import TerminalRepr
 from pytest_diageval.harness.report.reporter import audit_trail
 from pytest_diageval.harness.runner import script_entries
 
@@ -142,7 +142,7 @@ class MutationSetupItem(pytest.Item):
         raise MutationSetupError(self.parent.setup_error)
 
     def repr_failure(
-        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
         assert isinstance(self.parent, MutationNode)
         return f"scenario {self.parent.scenario_id} cannot be mutated: {excinfo.value}"
@@ -209,7 +209,7 @@ class MutantItem(pytest.Item):
             raise MutantSurvived(survivor_message(self.mutant, self.outcome))
 
     def repr_failure(
-        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
         header = f"scenario {self.node.scenario_id} — mutant[{self.mutant.name}]"
         if isinstance(excinfo.value, MutantSurvived):
