@@ -33,6 +33,7 @@ from pytest_diageval.core.contract.gatekeeper_rules import (
     RAW_PATH_MISSING,
     REFS_UNAVAILABLE,
 )
+from pytest_diageval.core.contract.rules import severity
 from pytest_diageval.core.judge.excerpt_match import match_excerpt
 from pytest_diageval.core.judge.instruction_like import instruction_signals
 
@@ -55,11 +56,12 @@ class Cited:
         self,
         *,
         invocation_id: int | None,
-        grade: Severity,
         rule: str | None = None,
         message: str | None = None,
         matched_text: str | None = None,
     ) -> CheckedBinding:
+        """The binding's row: a pass without ``rule``, else a fail graded by the rules table."""
+        grade: Severity = "none" if rule is None else severity(rule)
         return CheckedBinding(
             claim_id=self.claim_id,
             action_id=self.action_id,
@@ -96,7 +98,6 @@ def check_location(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
     if raw_path is None or not raw_path.strip():
         return cited.row(
             invocation_id=invocation.id,
-            grade="low_confid",
             rule=RAW_PATH_MISSING,
             message=f"raw_path is missing for {where}; expected one of its evidence_refs paths",
         )
@@ -106,7 +107,6 @@ def check_location(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
     if canonical is None:
         return cited.row(
             invocation_id=invocation.id,
-            grade="reject",
             rule=RAW_PATH,
             message=(
                 f"raw_path {raw_path!r} is malformed; allowed forms:"
@@ -120,7 +120,6 @@ def check_location(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
     if refs is None:
         return cited.row(
             invocation_id=invocation.id,
-            grade="low_confid",
             rule=REFS_UNAVAILABLE,
             message=f"{where} has no evidence_refs (legacy row), so {raw_path!r} cannot be checked",
         )
@@ -129,7 +128,6 @@ def check_location(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
         available = ", ".join(r.raw_path for r in refs) or "none"
         return cited.row(
             invocation_id=invocation.id,
-            grade="reject",
             rule=RAW_PATH,
             message=(
                 f"raw_path {raw_path!r} is not among the evidence_refs of {where};"
@@ -180,7 +178,6 @@ def _check_no_hit(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
         what = "failed" if not invocation.success else f"has evidence_status {status!r}"
         return cited.row(
             invocation_id=invocation.id,
-            grade="reject",
             rule=RAW_PATH,
             message=(
                 f"raw_path {path!r} cites the empty result of invocation {invocation.id}"
@@ -195,7 +192,7 @@ def _check_no_hit(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
     compared = _compare_excerpt(cited, invocation.id, where, text)
     if isinstance(compared, CheckedBinding):
         return compared
-    return cited.row(invocation_id=invocation.id, grade="none", matched_text=text)
+    return cited.row(invocation_id=invocation.id, matched_text=text)
 
 
 def _check_excerpt(
@@ -215,13 +212,12 @@ def _check_excerpt(
         found = "; ".join(f"{signal.name}: {signal.snippet!r}" for signal in signals)
         return cited.row(
             invocation_id=invocation_id,
-            grade="low_confid",
             rule=INSTRUCTION_LIKE,
             message=f"{where} reads as an instruction to the model ({found}); evidence is"
             " data, and an item that gives orders cannot carry a PASS",
             matched_text=compared,
         )
-    return cited.row(invocation_id=invocation_id, grade="none", matched_text=compared)
+    return cited.row(invocation_id=invocation_id, matched_text=compared)
 
 
 def _compare_excerpt(
@@ -233,7 +229,6 @@ def _compare_excerpt(
     if excerpt is None or not excerpt.strip():
         return cited.row(
             invocation_id=invocation_id,
-            grade="low_confid",
             rule=EXCERPT_MISSING,
             message=f"evidence_excerpt is missing; nothing from {where} was quoted",
             matched_text=text,
@@ -242,7 +237,6 @@ def _compare_excerpt(
     if match.outcome == "too_short":
         return cited.row(
             invocation_id=invocation_id,
-            grade="low_confid",
             rule=EXCERPT_TOO_SHORT,
             message=f"evidence_excerpt {excerpt!r} is too short or generic to compare with"
             f" {where}: " + match.reason,
@@ -251,7 +245,6 @@ def _compare_excerpt(
     if match.outcome == "mismatch":
         return cited.row(
             invocation_id=invocation_id,
-            grade="reject",
             rule=EXCERPT_MISMATCH,
             message=f"evidence_excerpt {excerpt!r} is not supported by {where}: {match.reason}",
             matched_text=text,
