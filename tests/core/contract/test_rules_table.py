@@ -14,6 +14,7 @@ from pytest_diageval.core.contract.rules import RULES, Rule, rule, rules_markdow
 from pytest_diageval.core.judge.citation import Cited
 from pytest_diageval.core.judge.claim_support import claim_ceilings
 from pytest_diageval.core.judge.gatekeeper import parse_failure_result
+from pytest_diageval.core.judge.verdict import fallback_decision
 from pytest_diageval.harness.format.rule_names import gatekeeper_rule_names
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -145,3 +146,13 @@ def test_a_claim_ceiling_comes_from_the_table(monkeypatch: pytest.MonkeyPatch) -
 
     after = claim_ceilings([claim], empty, [])["c1"]
     assert (after.rule, after.ceiling) == ("claim.no_bindings", "indirect_support")
+
+
+def test_a_verdict_override_sets_the_verdict_of_its_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = fallback_decision("the verifier returned nothing", None)
+    assert (before.derived_verdict, before.overrides[0].to_value) == ("LOW_CONFID", "LOW_CONFID")
+
+    _regraded(monkeypatch, "verifier.fallback", "REJECT")
+
+    after = fallback_decision("the verifier returned nothing", None)
+    assert (after.derived_verdict, after.overrides[0].to_value) == ("REJECT", "REJECT")

@@ -8,8 +8,9 @@ the place that reports the rule. Scenario files name these rules, so a name is n
 ``docs/rules.md`` is generated from this table (``python -m pytest_diageval.core.contract.rules``).
 
 The ``grade`` means, per family: ``gatekeeper``: the row's severity; ``claim``: the claim's
-ceiling; ``fact``: the label the fact is lowered to; ``verdict``: the verdict it sets. ``None``
-where the rule has no fixed grade (it moves a value the code computes, or only audits).
+ceiling; ``fact``: the label the fact is lowered to; ``verdict`` (and a scope override): the
+verdict it sets (:func:`sets`). ``None`` where the rule has no fixed grade (it moves a value
+the code computes, or only audits).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import Literal, cast, get_args
 
-from pytest_diageval.core.contract.contracts import FactVerification, Severity
+from pytest_diageval.core.contract.contracts import FactVerification, Severity, Verdict
 
 __all__ = [
     "RULES",
@@ -29,6 +30,7 @@ __all__ = [
     "rule",
     "rule_names",
     "rules_markdown",
+    "sets",
     "severity",
 ]
 
@@ -193,7 +195,7 @@ RULES: tuple[Rule, ...] = (
        "004: 只输出 observation / negative_observation 类型 claim。"),
     _R("scope.set_aside", "scope", None,
        "verifier facts about a claim set aside for scope counting in the verdict"),
-    _R("scope.no_claim_in_scope", "scope", None,
+    _R("scope.no_claim_in_scope", "scope", "LOW_CONFID",
        "a PASS when every claim was set aside for scope"),
     _R("scope.out_of_scope_call", "scope", None,
        "an evidence call naming a service or alert outside a narrow question's scope"),
@@ -220,6 +222,7 @@ RULES: tuple[Rule, ...] = (
 )  # fmt: skip
 """The table, grouped by family in the order the pipeline runs."""
 
+
 def rule(name: str) -> Rule:
     """The row of ``name``; a name not in the table is a bug of the caller, said plainly."""
     found = next((row for row in RULES if row.name == name), None)
@@ -233,10 +236,12 @@ def rule_names(*families: Family) -> frozenset[str]:
     return frozenset(r.name for r in RULES if not families or r.family in families)
 
 
-def _graded(name: str, family: Family, allowed: tuple[str, ...]) -> str:
+def _graded(name: str, family: Family | tuple[Family, ...], allowed: tuple[str, ...]) -> str:
     row = rule(name)
-    if row.family != family or row.grade not in allowed:
-        raise ValueError(f"rule {name!r} ({row.family}, grade {row.grade!r}) has no {family} grade")
+    families = family if isinstance(family, tuple) else (family,)
+    if row.family not in families or row.grade not in allowed:
+        wanted = " or ".join(families)
+        raise ValueError(f"rule {name!r} ({row.family}, grade {row.grade!r}) has no {wanted} grade")
     return row.grade
 
 
@@ -253,6 +258,11 @@ def ceiling(name: str) -> FactVerification:
 def lowered_to(name: str) -> FactVerification:
     """The label a fact rule lowers its fact to."""
     return cast(FactVerification, _graded(name, "fact", get_args(FactVerification)))
+
+
+def sets(name: str) -> Verdict:
+    """The verdict a verdict override (or a scope override) sets."""
+    return cast(Verdict, _graded(name, ("verdict", "scope"), get_args(Verdict)))
 
 
 _FAMILY_TITLES: dict[Family, tuple[str, str]] = {
