@@ -53,6 +53,7 @@ Low-confidence grade (missing or incomplete, but nothing forged):
 
 from __future__ import annotations
 
+from pytest_diageval.core.contract.evidence_tools import EVIDENCE_TOOL_TABLE
 from pytest_diageval.core.contract.rules import RULES
 
 __all__ = [
@@ -76,12 +77,8 @@ __all__ = [
     "TOOL_MISMATCH",
 ]
 
-ALLOWED_RAW_PATH_FORMS = ("$.alerts[i]", "$.logs[i]", "$.evidence_blocks[i]")
-NO_HIT_RAW_PATHS: dict[str, str] = {
-    "query_metrics": "$.alerts",
-    "query_logs": "$.logs",
-    "lookup_knowledge": "$.evidence_blocks",
-}
+ALLOWED_RAW_PATH_FORMS = tuple(tool.raw_path_form for tool in EVIDENCE_TOOL_TABLE)
+NO_HIT_RAW_PATHS: dict[str, str] = {tool.name: tool.no_hit_path for tool in EVIDENCE_TOOL_TABLE}
 """The collection path that quotes a completed search's empty result, per tool."""
 PARSE_FAILED_RULE = "executor.parse_failed"
 CLAIMS_EMPTY = "executor.claims_empty"

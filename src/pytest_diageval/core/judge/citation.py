@@ -22,6 +22,7 @@ from pytest_diageval.core.contract.contracts import (
     Severity,
     ToolInvocation,
 )
+from pytest_diageval.core.contract.evidence_tools import EVIDENCE_TOOL_TABLE
 from pytest_diageval.core.contract.gatekeeper_rules import (
     ALLOWED_RAW_PATH_FORMS,
     EXCERPT_MISMATCH,
@@ -40,7 +41,8 @@ from pytest_diageval.core.judge.instruction_like import instruction_signals
 __all__ = ["Cited", "canonical_raw_path", "check_location", "no_hit_text"]
 
 # [0-9], not \d: \d also matches full-width and Arabic-Indic digits, which are not an index.
-_RAW_PATH_RE = re.compile(r"\$\.(alerts|logs|evidence_blocks)\[([0-9]+)\]")
+_LIST_KEYS = "|".join(re.escape(tool.list_key) for tool in EVIDENCE_TOOL_TABLE)
+_RAW_PATH_RE = re.compile(rf"\$\.({_LIST_KEYS})\[([0-9]+)\]")
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from pytest_diageval.core.contract.contracts import (
     GatekeeperResult,
     ToolInvocation,
 )
+from pytest_diageval.core.contract.evidence_tools import INCIDENT_EVIDENCE_TOOLS
 from pytest_diageval.core.contract.gatekeeper_rules import NO_HIT_RAW_PATHS
 from pytest_diageval.core.contract.rules import ceiling as rule_ceiling
 from pytest_diageval.core.judge.claim_grounding import (
@@ -61,8 +62,6 @@ __all__ = [
     "label_rank",
 ]
 
-INCIDENT_EVIDENCE_TOOLS = frozenset({"query_metrics", "query_logs"})
-"""Tools whose output is a fact of this incident (``lookup_knowledge`` is guidance)."""
 
 _RANK: dict[FactVerification, int] = {
     "contradicted": 0,

@@ -65,6 +65,7 @@ from pytest_diageval.core.contract.contracts import (
     Verdict,
     VerifierOutput,
 )
+from pytest_diageval.core.contract.evidence_tools import GUIDANCE_TOOLS
 from pytest_diageval.core.contract.rules import sets
 from pytest_diageval.core.judge.claim_support import ClaimCeiling, claim_ceilings
 from pytest_diageval.core.judge.fact_support import (
@@ -312,7 +313,12 @@ def _runbook_cap(
         tools = {
             by_ref[ref.trace_ref].tool_name for ref in fact.evidence_refs if ref.trace_ref in by_ref
         }
-        if fact.is_critical and fact.verification in SUPPORTING and tools == {"lookup_knowledge"}:
+        if (
+            fact.is_critical
+            and fact.verification in SUPPORTING
+            and tools
+            and tools <= GUIDANCE_TOOLS
+        ):
             overrides.append(
                 Override(
                     rule=_RUNBOOK_ONLY,
