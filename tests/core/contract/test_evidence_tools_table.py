@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 from typing import get_args
 
@@ -21,6 +20,7 @@ from pytest_diageval.core.evidence.recorder import EVIDENCE_LIST_KEYS
 from pytest_diageval.core.evidence.tool_arguments import TOOL_ARGUMENT_MODELS, TOOL_DEFINITIONS
 from pytest_diageval.core.evidence.world import FailingTool
 from pytest_diageval.core.judge.citation import canonical_raw_path
+from support.source_scan import string_constants
 
 ROOT = Path(__file__).resolve().parents[3]
 SRC = ROOT / "src" / "pytest_diageval"
@@ -31,20 +31,7 @@ NAMES = {tool.name for tool in EVIDENCE_TOOL_TABLE}
 def _tool_name_literals(path: Path) -> list[tuple[int, str]]:
     """``(line, name)`` of every string constant that is exactly a tool name (docstrings and
     prose that mentions a tool are not names the code acts on)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    docstrings = {
-        id(node.value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-    }
-    return [
-        (node.lineno, node.value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and node.value in NAMES
-        and id(node) not in docstrings
-    ]
+    return [(line, value) for line, value in string_constants(path) if value in NAMES]
 
 
 def test_no_module_but_the_table_writes_a_tool_name() -> None:

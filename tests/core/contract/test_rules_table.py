@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
@@ -16,28 +15,13 @@ from pytest_diageval.core.judge.claim_support import claim_ceilings
 from pytest_diageval.core.judge.gatekeeper import parse_failure_result
 from pytest_diageval.core.judge.verdict import fallback_decision
 from pytest_diageval.harness.format.rule_names import gatekeeper_rule_names
+from support.source_scan import string_constants
 
 ROOT = Path(__file__).resolve().parents[3]
 SRC = ROOT / "src" / "pytest_diageval"
 _RULE_NAME = re.compile(
     r"(evidence|executor|claim|fact|verdict|verifier|gatekeeper|scope|trace)\.[a-z_]+"
 )
-
-
-def _string_constants(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    docstrings = {
-        id(node.value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-    }
-    return [
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and id(node) not in docstrings
-    ]
 
 
 def test_docs_rules_md_is_what_the_table_gives() -> None:
@@ -51,7 +35,7 @@ def test_every_rule_name_the_code_writes_is_a_row_and_every_row_is_written() -> 
     for path in SRC.rglob("*.py"):
         if path.name == "rules.py" and path.parent.name == "contract":
             continue
-        written |= {s for s in _string_constants(path) if _RULE_NAME.fullmatch(s)}
+        written |= {s for _, s in string_constants(path) if _RULE_NAME.fullmatch(s)}
     table = {row.name for row in RULES}
     assert written - table == set(), "rule names reported by the code but not in the table"
     assert table - written == set(), "rows of the table no code reports"
