@@ -43,7 +43,7 @@ def test_every_rule_name_the_code_writes_is_a_row_and_every_row_is_written() -> 
 
 def test_names_are_unique_and_grades_fit_their_family() -> None:
     names = [row.name for row in RULES]
-    assert len(names) == len(set(names)) == 65
+    assert len(names) == len(set(names))
     allowed = {
         "gatekeeper": {"reject", "low_confid"},
         "claim": {"no_evidence", "indirect_support", None},
