@@ -23,8 +23,8 @@ from pydantic import (
 )
 
 from pytest_diageval.agents.results import AnswerKind
+from pytest_diageval.core.contract import evidence_tools
 from pytest_diageval.core.contract.contracts import (
-    EVIDENCE_TOOLS,
     ClaimType,
     EvidenceStatus,
     Severity,
@@ -56,9 +56,7 @@ __all__ = [
     "no_duplicates",
 ]
 
-EvidenceTool = Literal["query_metrics", "query_logs", "lookup_knowledge"]
-# The Literal gives editors an enum; this fails at import if it drifts from the tools.
-assert get_args(EvidenceTool) == EVIDENCE_TOOLS, "EvidenceTool must equal EVIDENCE_TOOLS"
+EvidenceTool = evidence_tools.ToolName  # a Literal: editors get an enum
 ParseStatusName = Literal["valid", "failed"]
 ScopeRule = Literal["scope.out_of_scope", "scope.excluded_topic", "scope.narrow_claim_type"]
 assert get_args(ScopeRule) == SCOPE_RULES, "ScopeRule must equal core.scope.claims.SCOPE_RULES"

@@ -42,6 +42,7 @@ from pytest_diageval.agents.scripted.forced_call import structured_answer_call
 from pytest_diageval.agents.scripted.model import ScriptEntry, ScriptError, scripted_llm
 from pytest_diageval.core.answer.confirmed import SOURCE_TAG_RE
 from pytest_diageval.core.contract.contracts import ExecutorContract, ToolTraceSummaryItem
+from pytest_diageval.core.contract.evidence_tools import LOOKUP_KNOWLEDGE
 from pytest_diageval.core.evidence.recorder import extract_evidence_refs
 from pytest_diageval.core.evidence.tools import Toolbox
 from pytest_diageval.core.evidence.world import World
@@ -60,7 +61,7 @@ __all__ = [
 ]
 
 Data = dict[str, Any]
-RUNBOOK_TOOL = "lookup_knowledge"
+RUNBOOK_TOOL = LOOKUP_KNOWLEDGE
 
 
 class MutationSetupError(Exception):
