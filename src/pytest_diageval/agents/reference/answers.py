@@ -27,6 +27,7 @@ from typing import Any
 
 from pytest_diageval.agents.chat_service import _scope_names
 from pytest_diageval.agents.reference.plan import ReferenceCall, plan_calls
+from pytest_diageval.core.contract.evidence_tools import QUERY_LOGS, QUERY_METRICS
 from pytest_diageval.core.contract.limits import (
     CONTRACT_LIST_CAPS,
     CONTRACT_TEXT_CHARS,
@@ -47,7 +48,7 @@ from pytest_diageval.core.scope.session import session_scope
 __all__ = ["ROUND_ENTRIES", "reference_script"]
 
 _SESSION = "reference"
-_NO_HIT_TEXT = {"query_metrics": "告警", "query_logs": "日志"}
+_NO_HIT_TEXT: dict[str, str] = {QUERY_METRICS: "告警", QUERY_LOGS: "日志"}
 
 
 ROUND_ENTRIES = 4
@@ -164,7 +165,7 @@ def _asked(call: ReferenceCall) -> str:
 def _observation(
     claim_id: str, call: ReferenceCall, bindings: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    kind = "告警" if call.tool == "query_metrics" else "日志"
+    kind = "告警" if call.tool == QUERY_METRICS else "日志"
     alert = call.arguments.get("alert_name")  # a keyword may be a synonym the items never show
     text = f"{_subject(call)} 的{kind}中检索到{f' {alert} ' if alert else ''}相关记录。"
     return {

@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from pytest_diageval.core.contract.evidence_tools import QUERY_LOGS, QUERY_METRICS
 from pytest_diageval.core.contract.scope import ScopeContract
 from pytest_diageval.core.evidence.tool_arguments import KEYWORDS_OFFERED
 from pytest_diageval.core.scope.session import ScopeNames
@@ -62,9 +63,9 @@ def plan_calls(query: str, scope: ScopeContract, names: ScopeNames) -> list[Refe
         calls += _alert_calls(service, scope, names)
         calls += _topic_calls(service, scope, asks_alert=bool(_ASKS_ALERT.search(query)))
         if not scope.alerts and not scope.topics:
-            calls.append(ReferenceCall("query_metrics", _arguments(service=service)))
+            calls.append(ReferenceCall(QUERY_METRICS, _arguments(service=service)))
             if service is not None:
-                calls.append(ReferenceCall("query_logs", _arguments(service=service)))
+                calls.append(ReferenceCall(QUERY_LOGS, _arguments(service=service)))
     unique: dict[str, ReferenceCall] = {}
     for call in calls:  # a repeat (two alerts of one service asked twice) is made once
         unique.setdefault(call.step, call)
@@ -82,9 +83,7 @@ def _alert_calls(
             [service] if service else list(names.alert_services.get(alert, ()))
         )
         for owner in owners or [None]:
-            calls.append(
-                ReferenceCall("query_metrics", _arguments(service=owner, alert_name=alert))
-            )
+            calls.append(ReferenceCall(QUERY_METRICS, _arguments(service=owner, alert_name=alert)))
     return calls
 
 
@@ -94,10 +93,10 @@ def _topic_calls(
     if not scope.topics:
         return []
     keywords = topic_keywords(scope.topics)
-    calls = [ReferenceCall("query_logs", _arguments(service=service, keywords=keywords))]
+    calls = [ReferenceCall(QUERY_LOGS, _arguments(service=service, keywords=keywords))]
     if asks_alert and not scope.alerts:
         calls.insert(
-            0, ReferenceCall("query_metrics", _arguments(service=service, keywords=keywords))
+            0, ReferenceCall(QUERY_METRICS, _arguments(service=service, keywords=keywords))
         )
     return calls
 
