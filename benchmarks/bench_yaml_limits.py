@@ -1,9 +1,11 @@
 """Time and memory of loading hostile YAML: an alias bomb and a recursive alias in a scenario's
-script ``content``, against the same scenario without aliases.
+script ``content``, a string bomb in a tool call's keywords, nesting 990 deep, an integer of
+5,000 digits, one million keywords and a 50 MB file of keys, against a plain scenario.
 
-Before the alias limit (``core.yaml_limits``) such a file loaded "fine" and the cost came
+Before the limits (``core.evidence.yaml_limits``) such a file loaded "fine" and the cost came
 later, when pydantic and the JSON encoder walked every reference (minutes, gigabytes, then an
-"LLM unavailable" message). Each case is loaded ``--repeat`` times with ``load_scenario``; the
+"LLM unavailable" message), or it ended the session in a RecursionError or hung it. Each case
+is loaded ``--repeat`` times with ``load_scenario``; the
 script prints the median wall time, the peak traced memory and the first line of the error.
 
 Run: ``python benchmarks/bench_yaml_limits.py [--levels 9] [--repeat 20]``.
@@ -36,6 +38,18 @@ CASES = {
     "plain": HEAD + "    - {stage: planner, content: {plan: p, steps: [a, b]}}\n",
     "recursive alias": HEAD
     + "    - stage: planner\n      content: &loop {plan: p, steps: [*loop]}\n",
+    "string bomb": HEAD
+    + "    - {stage: executor, tool_calls: [{name: query_logs, arguments: {keywords: [&s "
+    + "x" * 100_000
+    + ", "
+    + ", ".join(["*s"] * 2_000)
+    + "]}}]}\n",
+    "nested 990 deep": HEAD.replace("title: t", "title: " + "[" * 990 + "]" * 990),
+    "int of 5,000 digits": HEAD.replace("title: t", "title: " + "9" * 5_000),
+    "1M keywords": HEAD.replace(
+        "expect: {verdict: PASS}", "expect: {required_keywords: [" + ", k" * 10**6 + "]}"
+    ).replace("[, k", "[k"),
+    "50 MB of keys": "".join(f"key{i}: {i}\n" for i in range(100_000)) * 40,
 }
 
 
@@ -50,7 +64,7 @@ def measure(text: str, repeat: int, folder: Path) -> tuple[float, float, str]:
         try:
             load_scenario(path)
         except ScenarioError as error:
-            outcome = str(error).split(": ", 1)[1][:90]
+            outcome = str(error).split(": ", 1)[1][:100]
         times.append(time.perf_counter() - start)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -63,11 +77,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
     cases = {**CASES, f"alias bomb 9**{args.levels}": bomb(args.levels)}
-    print(f"{'case':<18} {'median ms':>9} {'peak MB':>8}  outcome")
+    print(f"{'case':<20} {'median ms':>9} {'peak MB':>8}  outcome")
     with tempfile.TemporaryDirectory() as tmp:
         for name, text in cases.items():
             millis, megabytes, outcome = measure(text, args.repeat, Path(tmp))
-            print(f"{name:<18} {millis:>9.2f} {megabytes:>8.2f}  {outcome}")
+            print(f"{name:<20} {millis:>9.2f} {megabytes:>8.2f}  {outcome}")
 
 
 if __name__ == "__main__":

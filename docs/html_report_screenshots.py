@@ -1,9 +1,9 @@
-"""Regenerate the README's two pictures of the HTML report from the current suite.
+"""Regenerate docs/guide.md's two pictures of the HTML report from the current suite.
 
     .venv/bin/python docs/html_report_screenshots.py            # writes docs/html-report-*.png
     .venv/bin/python docs/html_report_screenshots.py --keep DIR # and keeps the run in DIR
 
-What it does, as the README's "Review a run in the browser" tells it: copy ``scenarios/`` and
+What it does, as docs/guide.md's "Review a run in the browser" tells it: copy ``scenarios/`` and
 ``cassettes/`` into a scratch directory, run the suite for a baseline (``--diageval-report
 old.json``), make matrix 02's executor misquote the heap usage (``JVM heap usage 1.2GB/4GB``),
 run it again with ``--diageval-html new.html --diageval-baseline old.json``, and photograph the
@@ -41,7 +41,7 @@ def pytest(root: Path, *options: str) -> None:
 
 
 def build_report(root: Path) -> Path:
-    """The README's review run in ``root``; the path of its page."""
+    """The guide's review run in ``root``; the path of its page."""
     for folder in ("scenarios", "cassettes"):  # the live scenarios replay ../../cassettes/
         shutil.copytree(REPOSITORY / folder, root / folder)
     pytest(root, "--diageval-report", "old.json")

@@ -1,4 +1,4 @@
-"""Print the README's agreement table of the live scenarios' repeated samples.
+"""Print docs/guide.md's agreement table of the live scenarios' repeated samples.
 
     .venv/bin/python docs/live_agreement.py             # replays scenarios/live/ offline
     .venv/bin/python docs/live_agreement.py REPORT.json # reads a --diageval-report instead

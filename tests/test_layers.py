@@ -23,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "pytest_diageval"
 CORE = frozenset(
     {"core.contract", "core.evidence", "core.text", "core.scope", "core.judge", "core.answer"}
 )
-BELOW_HARNESS = CORE | {"agents", "agents.scripted"}
+BELOW_HARNESS = CORE | {"agents", "agents.scripted", "agents.reference"}
 
 ALLOWED: dict[str, frozenset[str]] = {
     "core": frozenset(),  # the folders' own __init__: a docstring and nothing else
@@ -38,16 +38,19 @@ ALLOWED: dict[str, frozenset[str]] = {
     ),
     "agents": CORE,
     "agents.scripted": CORE | {"agents"},
+    "agents.reference": CORE | {"agents", "agents.scripted"},
     "local": frozenset(),
     # Only agents.request_options, which imports nothing but the standard library.
     "harness.settings": frozenset({"agents", "harness.outputs"}),
     "harness.outputs": frozenset(),  # the standard library only: how every output is written
     "harness.lean_nodes": frozenset(),
+    "harness.pytest_adapter": frozenset(),  # pytest's private names, and nothing of this package
     "harness.outside_dirs": frozenset({"harness.settings"}),
     "harness.xdist": frozenset({"harness.settings"}),
     "harness.cassettes": BELOW_HARNESS | {"harness.settings", "harness.outputs"},
-    "harness.format": BELOW_HARNESS | {"harness.settings", "harness.cassettes"},
-    "harness.checks": BELOW_HARNESS | {"harness.format"},
+    "harness.format": BELOW_HARNESS
+    | {"harness.settings", "harness.cassettes", "harness.pytest_adapter"},
+    "harness.checks": BELOW_HARNESS | {"harness.format", "harness.pytest_adapter"},
     "harness.runner": BELOW_HARNESS | {"harness.settings", "harness.cassettes", "harness.format"},
     "harness.report": BELOW_HARNESS
     | {
@@ -59,6 +62,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     },
     "harness.items": BELOW_HARNESS
     | {
+        "harness.pytest_adapter",
         "harness.settings",
         "harness.lean_nodes",
         "harness.cassettes",
@@ -69,6 +73,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     },
     "harness.collect": BELOW_HARNESS
     | {
+        "harness.pytest_adapter",
         "harness.settings",
         "harness.lean_nodes",
         "harness.format",
@@ -82,6 +87,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "harness.hookspecs": frozenset({"harness.format", "harness.report"}),
     "harness.mutation": BELOW_HARNESS
     | {
+        "harness.pytest_adapter",
         "harness.settings",
         "harness.cassettes",
         "harness.format",
@@ -120,6 +126,7 @@ FORBIDDEN_OUTSIDE: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(CORE, _NO_MODEL_NO_PYTEST),
     "agents": ("vcr", "pytest", "_pytest"),
     "agents.scripted": ("vcr", "pytest", "_pytest"),
+    "agents.reference": ("vcr", "pytest", "_pytest"),
 }
 
 

@@ -12,6 +12,7 @@ from pytest_diageval.harness.cassettes.rerecord import read_metadata
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text("utf-8")
+PIPELINE = (ROOT / "docs" / "pipeline.md").read_text("utf-8")
 SHELL_BLOCKS = re.findall(r"```sh\n(.*?)```", README, re.DOTALL)
 
 
@@ -65,6 +66,6 @@ def test_the_server_internals_live_in_their_own_page() -> None:
 
 
 def test_the_evidence_section_sits_right_before_test_your_guards() -> None:
-    headings = re.findall(r"^## .*$", README, re.MULTILINE)
+    headings = re.findall(r"^## .*$", PIPELINE, re.MULTILINE)
     index = headings.index("## Test your guards")
     assert headings[index - 1] == "## Evidence that gives orders"

@@ -13,6 +13,7 @@ from pytest_diageval import plugin
 from pytest_diageval.agents.request_options import STAGES, StageOptions, configured_options
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
+GUIDE = (Path(__file__).resolve().parents[1] / "docs" / "guide.md").read_text("utf-8")
 
 
 class _Recorder:
@@ -62,7 +63,7 @@ def test_the_readme_points_at_nothing_outside_the_repository() -> None:
 def test_the_reasoning_model_example_leaves_temperature_and_max_tokens_out() -> None:
     (command,) = [
         block.replace("\\\n", " ")
-        for block in re.findall(r"```sh\n(.*?)```", README, re.DOTALL)
+        for block in re.findall(r"```sh\n(.*?)```", GUIDE, re.DOTALL)
         if "your-reasoning-model" in block
     ]
     words = shlex.split(command)

@@ -311,8 +311,8 @@ def pytest_collection_modifyitems(
 ) -> Generator[None, None, None]:
     """A broken scenario file stays selected whatever ``-k`` / ``-m`` say.
 
-    It used to be a collection error, which no selection hides; as an item it must not let
-    a narrow selection pass while a scenario file cannot even be read. The selecting hooks
+    As an item it must not let a narrow selection pass while a scenario file cannot even be
+    read. The selecting hooks
     never see it (so it is not counted as deselected); it runs last. A file that failed
     before a later conftest.py registered more checks is loaded again first.
     """

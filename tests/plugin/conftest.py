@@ -219,7 +219,7 @@ class ScenarioDir:
     @staticmethod
     def summary_without_tokens(result: pytest.RunResult) -> list[str]:
         """The summary with its ``tokens`` column cut out: the scripted model's token counts
-        follow the prompts' length (tests/plugin/test_token_usage.py checks them)."""
+        follow the prompts' length (tests/plugin/test_token_budget.py checks them)."""
         return [TOKENS_CELL.sub("", line) for line in summary_section(result.outlines)]
 
     @staticmethod

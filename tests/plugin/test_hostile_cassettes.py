@@ -115,34 +115,25 @@ def test_stale_rerecording_reads_a_cassette_of_no_count_usage_without_internal_e
     assert f"cassette {recorded}: interaction #1 (planner, round 1): {said}" in text
 
 
+@pytest.mark.parametrize("digits", [400, 5000])
 @pytest.mark.parametrize("record", [[], ["--diageval-record=stale"]])
-def test_a_recorded_timeout_of_400_digits_is_no_timeout_and_the_cassette_replays(
-    pytester: pytest.Pytester, recorded: Path, record: list[str]
+def test_a_recorded_timeout_of_hundreds_of_digits_fails_its_scenario_naming_the_limit(
+    pytester: pytest.Pytester, recorded: Path, record: list[str], digits: int
 ) -> None:
+    """The cassette is read within the YAML limits (core.evidence.yaml_limits): an integer
+    over the digit limit fails its scenario at its line, never the session."""
     text = recorded.read_text("utf-8")
     assert "  timeout: 60.0\n" in text
-    recorded.write_text(text.replace("  timeout: 60.0\n", f"  timeout: {'9' * 400}\n"))
-
-    result = pytester.runpytest(*record)
-
-    assert "INTERNALERROR" not in result.stdout.str()
-    result.assert_outcomes(passed=13)
-
-
-@pytest.mark.parametrize("record", [[], ["--diageval-record=stale"]])
-def test_a_recorded_timeout_of_5000_digits_fails_its_scenario_naming_the_cassette(
-    pytester: pytest.Pytester, recorded: Path, record: list[str]
-) -> None:
-    text = recorded.read_text("utf-8")
-    recorded.write_text(text.replace("  timeout: 60.0\n", f"  timeout: {'9' * 5000}\n"))
+    recorded.write_text(text.replace("  timeout: 60.0\n", f"  timeout: {'9' * digits}\n"))
 
     result = pytester.runpytest(*record)
 
     assert "INTERNALERROR" not in result.stdout.str()
     result.assert_outcomes(passed=11, failed=2)
-    assert f"cassette {recorded} cannot be read: Exceeds the limit (4300 digits)" in (
-        result.stdout.str()
-    )
+    assert (
+        f"cassette {recorded} is not valid YAML: line 4, column 12: an integer of {digits:,}"
+        " digits, over the integer limit of 20 digits"
+    ) in result.stdout.str()
 
 
 @pytest.mark.parametrize("staged", [".memory.yaml.recording", ".memory.yaml.metadata"])

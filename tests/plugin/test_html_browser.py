@@ -140,10 +140,10 @@ def copy_suite(root: Path) -> None:
 
 
 def edit_as_in_the_readme(root: Path) -> None:
-    """The README's review example on a copy of the suite: matrix 02's executor misquotes the
+    """docs/guide.md's review example on a copy of the suite: matrix 02's executor misquotes the
     heap usage; besides, one scenario allows two verdicts (``[LOW_CONFID, REJECT]``).
 
-    ``docs/html_report_screenshots.py`` makes the same edits for the README's pictures."""
+    ``docs/html_report_screenshots.py`` makes the same edits for the guide's pictures."""
     positive = root / "scenarios" / "matrix" / "02-highmemory-positive.yaml"
     text = positive.read_text("utf-8")
     assert text.count('evidence_excerpt: "JVM heap usage 3.8GB/4GB"') == 1
@@ -158,7 +158,7 @@ def edit_as_in_the_readme(root: Path) -> None:
 
 @pytest.fixture(scope="module")
 def shipped_demo_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The page of the shipped suite after the README's edit, against a baseline of the
+    """The page of the shipped suite after the guide's edit, against a baseline of the
     unedited suite: a failing row, a changed row with its "was" marks, the longest ids."""
     root = tmp_path_factory.mktemp("demo")
     copy_suite(root)

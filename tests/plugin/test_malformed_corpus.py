@@ -5,7 +5,8 @@ or an INTERNALERROR, and a malformed file never stops the other scenarios.
 The file cases share one project and one real ``pytest`` run (a subprocess with a JUnit
 report, so each case finds its own failures); option, environment and ``diageval ask`` cases
 run one by one. ``{project}`` in a message stands for the project folder: a message names
-the file (or the option) it is about.
+the file (or the option) it is about. Each case has a class (``Case.kind``): the hostile
+inputs of issue 41 are limits, values, paths and values read when the scenario runs.
 """
 
 from __future__ import annotations
@@ -35,7 +36,16 @@ GBK = "告警内存".encode("gbk")
 OUTSIDE_SECRET = "outside-secret-" + "d41d8cd98f00b204"
 
 Data = dict[str, Any]
-Files = dict[str, str | bytes]
+
+
+@dataclass(frozen=True)
+class Symlink:
+    """A symbolic link to ``target`` (relative to the project) in a case's files."""
+
+    target: str
+
+
+Files = dict[str, str | bytes | Symlink]
 
 
 def _dump(data: Any) -> str:
@@ -77,6 +87,10 @@ class Case:
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     cli: tuple[str, ...] = ()
+    kind: str = "format"
+    """The class of the input: format (a wrong key or value), limit (a bound of
+    core.yaml_limits), value (a number, tag or date that is not what it says), path, run
+    (read when the scenario runs), option or environment."""
 
     @property
     def shared(self) -> bool:
@@ -309,7 +323,7 @@ FILE_CASES = [
     Case(
         "llm-both",
         scenario_edit(lambda d: d["llm"].__setitem__("cassette", "c.yaml")),
-        "give exactly one of 'cassette' or 'script' (both given)",
+        "give exactly one of 'cassette', 'script' or 'reference: true' (cassette, script given)",
     ),
     Case(
         "script-empty", scenario_edit(put("llm", {"script": []})), "llm.script: must not be empty"
@@ -467,6 +481,354 @@ FILE_CASES = [
 ]
 
 
+# --------------------------------------------------------------------------- hostile inputs
+# Issue 41: each of these ended the whole session (a traceback at collection, an INTERNALERROR
+# at run time) or hung it; now each fails alone, naming its file, its line and the limit.
+
+
+def _deep(levels: int) -> str:
+    return "[" * levels + "x" + "]" * levels
+
+
+def raw_key(key: str, raw: str) -> Callable[[str], Files]:
+    """The example with top-level ``key`` written as the raw YAML ``raw`` (last, so its line
+    is the file's last)."""
+
+    def build(name: str) -> Files:
+        data = _example(name)
+        data.pop(key, None)
+        return {f"scenarios/{name}.yaml": _dump(data) + f"{key}: {raw}\n"}
+
+    return build
+
+
+def tool_arguments(raw: str) -> Callable[[str], Files]:
+    """The example whose query_logs call has the raw YAML ``raw`` as its arguments."""
+
+    def build(name: str) -> Files:
+        data = _example(name)
+        data["llm"]["script"][1]["tool_calls"][1]["arguments"] = "ARGUMENTS"
+        text = _dump(data).replace("arguments: ARGUMENTS", f"arguments: {raw}")
+        return {f"scenarios/{name}.yaml": text}
+
+    return build
+
+
+def _script(raw: str) -> Callable[[str], Files]:
+    def build(name: str) -> Files:
+        data = _example(name)
+        data["llm"] = {"script": "SCRIPT"}
+        return {f"scenarios/{name}.yaml": _dump(data).replace("script: SCRIPT", f"script: {raw}")}
+
+    return build
+
+
+def _file_of_keys(name: str) -> Files:
+    block = "".join(f"key{i}: {i}\n" for i in range(100_000))  # about 1.3 MB
+    return {f"scenarios/{name}.yaml": block * 40}
+
+
+def _cassette_timeout(digits: int) -> Callable[[str], Files]:
+    return cassette_edit(
+        lambda c: _dump(c).replace("timeout: 900.0", "timeout: " + "9" * digits, 1)
+    )
+
+
+def _link_loop(key: str, relpath: str) -> Callable[[str], Files]:
+    def build(name: str) -> Files:
+        data = _live(name) if key == "cassette" else _example(name)
+        if key == "cassette":
+            data["llm"] = {"cassette": f"{relpath}/{name}.yaml"}
+        else:
+            data["world"] = f"{relpath}/{name}.yaml"
+        loop = f"scenarios/{relpath}/{name}.yaml"
+        return {f"scenarios/{name}.yaml": _dump(data), loop: Symlink(loop)}
+
+    return build
+
+
+WORLD_AT = "{name}.yaml:8:1: world: "
+LIMIT_DEPTH = "values nested more than 64 levels deep, over the nesting limit: flatten the value"
+DIGITS = "digits, over the integer limit of 20 digits: quote it if it is text"
+TEXT = "; quote it to make it text"
+NOW = "now: '2026-07-08T11:20:00+08:00'\n"
+
+HOSTILE_CASES = [
+    # ------------------------------------------------------------------ limits
+    Case(
+        "deep-notes",
+        raw_key("notes", _deep(990)),
+        "{name}.yaml:66:71: invalid YAML: " + LIMIT_DEPTH,
+        kind="limit",
+    ),
+    Case(
+        "deep-expect",
+        raw_key("expect", "{a: " * 500 + "x" + "}" * 500),
+        "{name}.yaml:64:261: invalid YAML: " + LIMIT_DEPTH,
+        kind="limit",
+    ),
+    Case(
+        "deep-tool-arguments",
+        tool_arguments("{service: order-service, keywords: " + _deep(700) + "}"),
+        "invalid YAML: " + LIMIT_DEPTH,
+        kind="limit",
+    ),
+    Case(
+        "deep-script-content",
+        _script("[{stage: planner, content: " + _deep(800) + "}]"),
+        "invalid YAML: " + LIMIT_DEPTH,
+        kind="limit",
+    ),
+    Case(
+        "deep-inline-world",
+        raw_key("world", "{now: '2026-07-08T11:20:00+08:00', description: " + _deep(990) + "}"),
+        "invalid YAML: " + LIMIT_DEPTH,
+        kind="limit",
+    ),
+    Case(
+        "deep-world-file",
+        world_file(NOW + "description: " + _deep(500) + "\n"),
+        WORLD_AT + "invalid world: invalid world {project}/scenarios/worlds/{name}.yaml: line 2,"
+        " column 77: " + LIMIT_DEPTH,
+        kind="limit",
+    ),
+    Case(
+        "file-of-keys-50mb",
+        _file_of_keys,
+        "{project}/scenarios/{name}.yaml: the file is 63,111,200 bytes, over the file size"
+        " limit of 8,388,608 bytes; it was not read",
+        kind="limit",
+    ),
+    Case(
+        "alias-string-bomb",
+        tool_arguments(
+            "{service: order-service, keywords: [&s "
+            + "x" * 100_000
+            + ", "
+            + ", ".join(["*s"] * 2_000)
+            + "]}"
+        ),
+        "invalid YAML: YAML aliases expand this value to more than 8,388,608 characters, over"
+        " the expansion limit (an alias bomb?)",
+        kind="limit",
+    ),
+    Case(
+        "million-keywords",
+        raw_key("expect", "{required_keywords: [" + ", ".join(["k"] * 1_000_000) + "]}"),
+        "{name}.yaml:64:29: invalid YAML: this list has more than 10,000 entries, over the"
+        " length limit: split it up",
+        kind="limit",
+    ),
+    Case(
+        "million-script-entries",
+        _script(
+            "[&e {stage: planner, content: {plan: p, steps: [a]}}, "
+            + ", ".join(["*e"] * 1_000_000)
+            + "]"
+        ),
+        "invalid YAML: this list has more than 10,000 entries, over the length limit",
+        kind="limit",
+    ),
+    Case(
+        "int-notes",
+        raw_key("notes", "9" * 500),
+        "{name}.yaml:66:8: invalid YAML: an integer of 500 " + DIGITS,
+        kind="limit",
+    ),
+    Case(
+        "int-notes-5000",
+        raw_key("notes", "9" * 5_000),
+        "invalid YAML: an integer of 5,000 " + DIGITS,
+        kind="limit",
+    ),
+    Case(
+        "int-hex",
+        raw_key("notes", "0x" + "f" * 5_000),
+        "invalid YAML: an integer of 5,000 " + DIGITS,
+        kind="limit",
+    ),
+    Case(
+        "int-tokens-max",
+        raw_key("expect", "{tokens: {max: " + "9" * 400 + "}}"),
+        "{name}.yaml:64:24: invalid YAML: an integer of 400 " + DIGITS,
+        kind="limit",
+    ),
+    Case(
+        "int-source-invocation-id",
+        lambda n: {
+            f"scenarios/{n}.yaml": _dump(_example(n)).replace(
+                "source_invocation_id: 1", "source_invocation_id: " + "1" * 5_000, 1
+            )
+        },
+        "invalid YAML: an integer of 5,000 " + DIGITS,
+        kind="limit",
+    ),
+    Case(
+        "int-world-file",
+        world_file("now: " + "9" * 5_000 + "\n"),
+        "{name}.yaml: line 1, column 6: an integer of 5,000 " + DIGITS,
+        kind="limit",
+    ),
+    # ------------------------------------------------------------------ values
+    Case(
+        "tag-int",
+        raw_key("notes", "!!int abc"),
+        "{name}.yaml:66:8: invalid YAML: 'abc' cannot be read"
+        " as !!int (invalid literal for int() with base 10: 'abc')" + TEXT,
+        kind="value",
+    ),
+    Case(
+        "tag-float",
+        raw_key("notes", "!!float abc"),
+        "'abc' cannot be read as !!float",
+        kind="value",
+    ),
+    Case(
+        "tag-timestamp",
+        raw_key("notes", "!!timestamp nope"),
+        "'nope' cannot be read as !!timestamp (not a valid value)" + TEXT,
+        kind="value",
+    ),
+    Case(
+        "tag-bool",
+        raw_key("notes", "!!bool maybe"),
+        "'maybe' cannot be read as !!bool (not a valid value)" + TEXT,
+        kind="value",
+    ),
+    Case(
+        "tag-int-title",
+        raw_key("title", "!!int 12"),
+        "{name}.yaml:65:1: title: must be a string; got 12 (a number)",
+        kind="value",
+    ),
+    Case(
+        "date-month-13",
+        raw_key("notes", "2026-13-01"),
+        "{name}.yaml:66:8: invalid YAML: '2026-13-01' cannot be read as !!timestamp"
+        " (month must be in 1..12)" + TEXT,
+        kind="value",
+    ),
+    Case(
+        "date-hour-25",
+        raw_key("notes", "2026-07-08 25:00:00"),
+        "as !!timestamp (hour must be in 0..23)" + TEXT,
+        kind="value",
+    ),
+    Case(
+        "date-world-file",
+        world_file("now: 2026-13-01T00:00:00+08:00\n"),
+        "not valid YAML: '2026-13-01T00:00:00+08:00' cannot be read as !!timestamp (month"
+        " must be in 1..12)",
+        kind="value",
+    ),
+    Case(
+        "rounds-float",
+        scenario_edit(expect(rounds=1.0)),
+        "expect.rounds: must be an integer, 1 or 2; got 1.0 (a number)",
+        kind="value",
+    ),
+    Case(
+        "rounds-bool",
+        scenario_edit(expect(rounds=True)),
+        "expect.rounds: must be an integer, 1 or 2; got true (a boolean)",
+        kind="value",
+    ),
+    Case(
+        "count-float",
+        scenario_edit(expect(claims={"max": 1.0})),
+        "expect.claims.max: must be an integer; got 1.0 (a number)",
+        kind="value",
+    ),
+    Case(
+        "count-bool",
+        scenario_edit(expect(tool_calls={"max": True})),
+        "expect.tool_calls.max: must be an integer; got true (a boolean)",
+        kind="value",
+    ),
+    Case(
+        "budget-float",
+        scenario_edit(expect(tokens={"max": 1000.0})),
+        "expect.tokens.max: must be an integer; got 1000.0 (a number)",
+        kind="value",
+    ),
+    *(
+        Case(
+            f"invocation-id-{label}",
+            lambda n, raw=raw: {
+                f"scenarios/{n}.yaml": _dump(_example(n)).replace(
+                    "source_invocation_id: 1", f"source_invocation_id: {raw}", 1
+                )
+            },
+            "evidence_bindings[0].source_invocation_id: Input should be a valid integer; got"
+            f" {shown} (the executor's ExecutorContract",
+            kind="value",
+        )
+        for label, raw, shown in (("bool", "true", "true"), ("float", "1.0", "1.0"))
+    ),
+    # ------------------------------------------------------------------ paths
+    Case(
+        "world-nul",
+        scenario_edit(put("world", "worlds/a\0b.yaml")),
+        WORLD_AT + "the world file '{project}/scenarios/worlds/a\\x00b.yaml' cannot be"
+        " opened: the path contains a NUL byte",
+        kind="path",
+    ),
+    Case(
+        "world-too-long",
+        scenario_edit(put("world", "worlds/" + "a" * 5_000 + ".yaml")),
+        "cannot be opened: the path (5,0",
+        kind="path",
+    ),
+    Case(
+        "world-loop",
+        _link_loop("world", "worlds"),
+        WORLD_AT + "the world file '{project}/scenarios/worlds/{name}.yaml' cannot be opened:"
+        " the path is a symlink loop (a link that leads back to itself)",
+        kind="path",
+    ),
+    Case(
+        "cassette-nul",
+        lambda n: {
+            f"scenarios/{n}.yaml": _dump({**_live(n), "llm": {"cassette": "cassettes/a\0b.yaml"}})
+        },
+        "llm.cassette: the cassette '{project}/scenarios/cassettes/a\\x00b.yaml' cannot be"
+        " opened: the path contains a NUL byte",
+        kind="path",
+    ),
+    Case(
+        "cassette-too-long",
+        lambda n: {
+            f"scenarios/{n}.yaml": _dump(
+                {**_live(n), "llm": {"cassette": "cassettes/" + "c" * 5_000 + ".yaml"}}
+            )
+        },
+        "llm.cassette: the cassette",
+        kind="path",
+    ),
+    Case(
+        "cassette-loop",
+        _link_loop("cassette", "cassettes"),
+        "llm.cassette: the cassette '{project}/scenarios/cassettes/{name}.yaml' cannot be"
+        " opened: the path is a symlink loop",
+        kind="path",
+    ),
+    # ------------------------------------------------------------------ read when it runs
+    Case(
+        "cassette-timeout-400",
+        _cassette_timeout(400),
+        "cassettes/{name}.yaml is not valid YAML: line 4, column 12: an integer of 400 " + DIGITS,
+        kind="run",
+    ),
+    Case(
+        "cassette-timeout-5000",
+        _cassette_timeout(5_000),
+        "is not valid YAML: line 4, column 12: an integer of 5,000 " + DIGITS,
+        kind="run",
+    ),
+]
+FILE_CASES += HOSTILE_CASES
+
+
 def _cassette_scenario_without_cassette(name: str) -> Files:
     return {f"scenarios/{name}.yaml": _dump(_live(name))}
 
@@ -575,7 +937,9 @@ def _write(project: Path, files: Files) -> None:
     for relpath, content in files.items():
         path = project / relpath
         path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
+        if isinstance(content, Symlink):
+            path.symlink_to(project / content.target)
+        elif isinstance(content, bytes):
             path.write_bytes(content)
         else:
             path.write_text(content, encoding="utf-8")
@@ -697,4 +1061,77 @@ def test_a_malformed_input_gets_its_message(
 
     assert case.message.format(project=project, name=case.name) in output
     assert "Traceback" not in output
+    assert "INTERNALERROR" not in output
+
+
+def test_the_hostile_cases_have_their_classes() -> None:
+    kinds = {case.kind for case in HOSTILE_CASES}
+    assert kinds == {"limit", "value", "path", "run"}
+    assert len(HOSTILE_CASES) >= 35
+
+
+def test_under_xdist_a_file_nested_too_deep_fails_alone_without_a_traceback(
+    pytester: pytest.Pytester,
+) -> None:
+    _write(pytester.path, raw_key("notes", _deep(990))("deep"))
+    for name in ("good-1", "good-2"):
+        _write(pytester.path, {f"scenarios/{name}.yaml": _dump(_example(name))})
+
+    result = pytester.runpytest_subprocess("-n", "2", *LEAN)
+    output = result.stdout.str() + result.stderr.str()
+
+    result.assert_outcomes(passed=2, failed=1)
+    assert "values nested more than 64 levels deep, over the nesting limit" in output
+    for marker in ("RecursionError", "Traceback", "INTERNALERROR"):
+        assert marker not in output
+
+
+def test_a_failure_no_check_foresaw_fails_its_file_alone(pytester: pytest.Pytester) -> None:
+    """The collector's catch-all: a project's own check whose validator raises what pydantic
+    lets through (a KeyError) fails the file that uses it, not the session."""
+    conftest = (
+        "from typing import Annotated\n"
+        "from pydantic import AfterValidator\n"
+        "from pytest_diageval.harness.checks.outcome import CheckOutcome\n\n"
+        "def pytest_diageval_register_checks(registry):\n"
+        "    @registry.check('lookup', Annotated[int, AfterValidator(lambda v: {}[v])])\n"
+        "    def lookup(value, result):\n"
+        "        return CheckOutcome(True, 'x', 'x')\n"
+    )
+    _write(pytester.path, {"conftest.py": conftest})
+    _write(pytester.path, scenario_edit(expect(lookup=7))("odd"))
+    _write(pytester.path, {"scenarios/good.yaml": _dump(_example("good"))})
+
+    result = pytester.runpytest(*LEAN)
+    output = result.stdout.str() + result.stderr.str()
+
+    result.assert_outcomes(passed=1, failed=1)
+    assert (
+        f"{pytester.path}/scenarios/odd.yaml: cannot be used (KeyError: 7); look in it, its"
+        " world and its cassette for an unusual value" in output
+    )
+    assert "Traceback" not in output
+
+
+def test_a_failure_outside_the_run_fails_the_scenarios_items_not_the_session(
+    pytester: pytest.Pytester,
+) -> None:
+    """The run's catch-all: whatever fails around a scenario's runs (here the samples'
+    bookkeeping, as a recorded timeout of 400 digits once did) fails its items, once each,
+    and the run goes on to the next scenario: no INTERNALERROR in pytest_runtestloop."""
+    conftest = (
+        "import pytest_diageval.harness.items as items\n\n"
+        "def _overflow(*args, **kwargs):\n"
+        "    raise OverflowError('int too large to convert to float')\n\n"
+        "def pytest_collection_finish(session):\n"
+        "    items.run_samples = _overflow\n"
+    )
+    _write(pytester.path, {"conftest.py": conftest})
+    _write(pytester.path, {"scenarios/one.yaml": _dump(_example("one"))})
+
+    result = pytester.runpytest_subprocess(*LEAN)
+    output = result.stdout.str() + result.stderr.str()
+
+    result.assert_outcomes(failed=1)
+    assert "verdict: the scenario did not run: OverflowError: int too large to convert" in output
     assert "INTERNALERROR" not in output

@@ -1,7 +1,7 @@
-"""The scenarios a new user writes from the README alone load and run: the complete PASS
-example, the fabricated excerpt the README describes (REJECT), and the HikariCP no-hit; the
-README's complete world is a valid world with every key, a scenario on it runs, and the
-``diageval_run`` example passes."""
+"""The scenarios a new user writes from the README and its docs alone load and run: the README's
+complete PASS example and the fabricated excerpt it describes (REJECT), the guide's HikariCP
+no-hit; the reference's complete world is a valid world with every key, a scenario on it runs,
+and the guide's ``diageval_run`` example passes."""
 
 from __future__ import annotations
 
@@ -21,10 +21,12 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text("utf-8")
+GUIDE = (ROOT / "docs" / "guide.md").read_text("utf-8")
+REFERENCE = (ROOT / "docs" / "reference.md").read_text("utf-8")
 BLOCK = re.compile(r"```yaml\n# readme-example: ([\w-]+)\n(.*?)```", re.DOTALL)
-EXAMPLES: dict[str, str] = dict(BLOCK.findall(README))
+EXAMPLES: dict[str, str] = dict(BLOCK.findall(README + GUIDE + REFERENCE))
 PYTHON_BLOCK = re.compile(r"```python\n# readme-example: ([\w-]+)\n(.*?)```", re.DOTALL)
-PYTHON_EXAMPLES: dict[str, str] = dict(PYTHON_BLOCK.findall(README))
+PYTHON_EXAMPLES: dict[str, str] = dict(PYTHON_BLOCK.findall(README + GUIDE + REFERENCE))
 # The world example as a user copies it, its marker line included (line numbers count it).
 WORLD = "# readme-example: world\n" + EXAMPLES["world"]
 FABRICATED = "HighMemoryUsage resolved, service=order-service, current=12%"
@@ -45,7 +47,8 @@ def _fabricated() -> dict[str, Any]:
 
 
 def test_the_readme_has_the_two_complete_examples_and_describes_the_third() -> None:
-    assert sorted(EXAMPLES) == ["no-hit", "pass", "world"]
+    assert sorted(EXAMPLES) == ["five-lines", "no-hit", "pass", "world"]
+    assert "pass" in dict(BLOCK.findall(README))  # the newcomer's example stays in the README
     assert sorted(PYTHON_EXAMPLES) == ["run-fixture"]
     assert f'(`"{FABRICATED}"`)' in README
     assert "gatekeeper: {severity: reject, failed_rules_include: [evidence.excerpt_mismatch]}" in (
@@ -125,7 +128,7 @@ def test_a_misspelt_key_in_the_readme_world_reads_as_the_readme_says(tmp_path: P
 
     said = str(caught.value).splitlines()[2].removeprefix("  - ")
     assert said.startswith("logs[0].mesage (line 19): unknown key 'mesage'")
-    assert f"`{said}`" in " ".join(README.split())
+    assert f"`{said}`" in " ".join(REFERENCE.split())
 
 
 def test_a_scenario_on_the_readme_world_runs_as_documented(
@@ -150,3 +153,19 @@ def test_the_readme_diageval_run_example_passes(
     result = pytester.runpytest("test_mine.py")
 
     result.assert_outcomes(passed=1)
+
+
+def test_the_five_line_example_runs_offline_beside_the_shipped_suite(
+    pytester: pytest.Pytester, scenarios: ScenarioDir
+) -> None:
+    """Issue 39: a new five-line scenario written from the README passes with no model, no
+    cassette and no script; it is the shipped reference scenario under another id."""
+    example = EXAMPLES["five-lines"]
+    assert len([line for line in example.splitlines() if line.strip()]) == 6
+    shipped = yaml.safe_load((ROOT / "scenarios/reference/highmemory-alert.yaml").read_text())
+    assert {**yaml.safe_load(example), "id": shipped["id"], "title": shipped["title"]} == shipped
+    scenarios.write_text("scenarios/mine/memory-alert.yaml", example)
+
+    result = pytester.runpytest("scenarios/", "-q")
+
+    result.assert_outcomes(passed=2)  # verdict and required_keywords

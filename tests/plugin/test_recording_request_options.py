@@ -193,7 +193,7 @@ def test_ini_entries_apply_and_the_command_line_replaces_them(
 def test_the_readme_toml_example_records_what_it_says(
     pytester: pytest.Pytester, scenarios: ScenarioDir
 ) -> None:
-    readme = (REPO / "README.md").read_text("utf-8")
+    readme = (REPO / "docs" / "guide.md").read_text("utf-8")
     (toml,) = [
         block
         for block in re.findall(r"```toml\n(.*?)```", readme, re.DOTALL)

@@ -281,7 +281,7 @@ README_CHECK = re.compile(r"```python\n# conftest\.py \(readme-check\)\n(.*?)```
 def test_the_readmes_conftest_example_registers_the_check_it_describes(
     pytester: pytest.Pytester, scenarios: ScenarioDir
 ) -> None:
-    (example,) = README_CHECK.findall((ROOT / "README.md").read_text("utf-8"))
+    (example,) = README_CHECK.findall((ROOT / "docs" / "guide.md").read_text("utf-8"))
     assert "pytest_diageval." not in example  # the public names alone
     pytester.makeconftest(example)
     scenarios.write("scenarios/short.yaml", _scenario(scenarios, "short", max_answer_chars=400))

@@ -310,8 +310,9 @@ def test_the_readme_rubric_snippet_runs_on_the_readme_pass_example(
     pytester: pytest.Pytester, scenarios: ScenarioDir
 ) -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "guide.md").read_text("utf-8")
     pass_example = re.search(r"```yaml\n# readme-example: pass\n(.*?)```", readme, re.DOTALL)
-    snippet = re.search(r"```yaml\n# readme-rubric\n(.*?)```", readme, re.DOTALL)
+    snippet = re.search(r"```yaml\n# readme-rubric\n(.*?)```", guide, re.DOTALL)
     assert pass_example is not None
     assert snippet is not None
     data = yaml.safe_load(pass_example[1])

@@ -4,7 +4,8 @@ structured output, token usage and request options per stage, and ``ChatService`
 runs one diagnosis from query to persisted verdict. The Grader of a ``rubric`` check runs
 after it, never inside it. ``scripted/`` is the model that answers from a scenario file.
 
-May import the core, openai and instructor; never the harness, pytest or vcrpy. Other
+May import the core, openai and instructor (its internals in ``instructor_adapter``); never the
+harness, pytest or vcrpy. Other
 subpackages import only the modules in ``__all__``.
 """
 

@@ -56,6 +56,11 @@ from openai.types.chat import (
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_diageval.agents.instructor_adapter import (
+    converted_messages,
+    parse_answer,
+    reask_request,
+)
 from pytest_diageval.agents.request_options import (
     STAGE_MAX_TOKENS,
     STAGES,
@@ -64,13 +69,11 @@ from pytest_diageval.agents.request_options import (
 )
 from pytest_diageval.agents.structured_output import (
     CUT_OFF_REASON,
-    converted_messages,
     instructor_model,
     raw_text,
     reask_reason,
     reason_text,
     structured_request,
-    tools_handlers,
     with_parameters,
 )
 from pytest_diageval.core.evidence.store import stable_json
@@ -275,27 +278,19 @@ class LLM:
         """
         headers = stage_headers(stage, round)
         prepared, additions = structured_request(response_model)
-        handlers = tools_handlers()
         request: dict[str, Any] = {
             "model": self.config.model,
             **self._stage_params(stage),
             "extra_headers": headers,
             **(additions if parameters is None else with_parameters(additions, parameters)),
             # A list of our own: instructor's re-ask appends to it.
-            "messages": converted_messages(handlers, messages),
+            "messages": converted_messages(messages),
         }
         attempts = 1 + self.config.structured_max_retries
         for attempt in range(1, attempts + 1):
             completion = self._create(request, stage=stage, round=round)
             try:
-                parsed = handlers.response_parser(
-                    response=completion,
-                    response_model=prepared,
-                    validation_context=None,
-                    strict=True,  # what instructor's create passes by default
-                    stream=False,
-                    is_async=False,
-                )
+                parsed = parse_answer(completion, prepared)
             except Exception as exc:
                 problem = reask_reason(exc)
                 if problem is None or attempt == attempts:  # a refusal is never re-asked
@@ -305,9 +300,7 @@ class LLM:
                     ) from exc
                 if reasks is not None:
                     reasks.append(f"attempt {attempt}: {reason_text(problem)}")
-                request = handlers.reask_handler(
-                    kwargs=request, response=completion, exception=problem
-                )
+                request = reask_request(request, completion, problem)
             else:
                 return cast(ModelT, parsed)
         raise AssertionError("unreachable: the last attempt returns or raises")

@@ -17,30 +17,28 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
-from instructor.core.exceptions import (
+from instructor.core import (
     AsyncValidationError,
     IncompleteOutputException,
     ResponseParsingError,
 )
-from instructor.v2 import Mode, ModeHandlers, Provider, mode_registry
-from instructor.v2.core.response_model import prepare_response_model
 from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
 from pydantic import BaseModel, ValidationError
+
+from pytest_diageval.agents.instructor_adapter import prepared_model, tools_additions
 
 __all__ = [
     "CUT_OFF_REASON",
     "REASKED_ERRORS",
     "CutOffError",
-    "converted_messages",
     "instructor_model",
     "raw_text",
     "reask_reason",
     "reason_text",
     "structured_request",
-    "tools_handlers",
     "with_parameters",
 ]
 
@@ -101,19 +99,7 @@ def instructor_model(response_model: type[ModelT]) -> type[ModelT]:
     that already is a ``ResponseSchema`` passes through unchanged, so handing instructor the
     prepared class builds the tool schema once; the request is the same, byte for byte.
     """
-    return cast(type[ModelT], _prepared_model(response_model))
-
-
-@functools.cache
-def _prepared_model(response_model: type[BaseModel]) -> type[BaseModel]:
-    prepared = prepare_response_model(response_model)
-    assert prepared is not None
-    return prepared
-
-
-@functools.cache
-def tools_handlers() -> ModeHandlers:
-    return mode_registry.get_handlers(Provider.OPENAI, Mode.TOOLS)
+    return cast(type[ModelT], prepared_model(response_model))
 
 
 @functools.cache
@@ -123,21 +109,7 @@ def structured_request(
     """The prepared model, and what TOOLS mode adds to each request for it (``tools``,
     ``tool_choice``): built once; never mutated (the SDK and the re-ask copy what they
     change)."""
-    prepared, additions = tools_handlers().request_handler(
-        response_model=_prepared_model(response_model), kwargs={}
-    )
-    additions.pop("messages")
-    return prepared, additions
-
-
-def converted_messages(
-    handlers: ModeHandlers, messages: Sequence[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
-    params = [dict(message) for message in messages]
-    if handlers.message_converter is None:
-        return params
-    converted: list[dict[str, Any]] = handlers.message_converter(params, autodetect_images=False)
-    return converted
+    return tools_additions(prepared_model(response_model))
 
 
 def reason_text(reason: Exception) -> str:

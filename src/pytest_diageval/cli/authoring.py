@@ -62,6 +62,25 @@ def add_authoring_commands(commands: Any) -> None:
     scaffold.add_argument(
         "--force", action="store_true", help="with --from: overwrite scenario files that exist"
     )
+    answers = scaffold.add_mutually_exclusive_group()
+    answers.add_argument(
+        "--reference",
+        dest="answers",
+        action="store_const",
+        const="reference",
+        default="record",
+        help="with --from: write `llm: {reference: true}`, so each scenario runs offline at once"
+        " on the built-in reference agent (docs/reference-agent.md) instead of waiting for a"
+        " recording",
+    )
+    answers.add_argument(
+        "--script",
+        dest="answers",
+        action="store_const",
+        const="script",
+        help="with --from: write the reference agent's answers as `llm.script`, runnable at once;"
+        " edit one answer to make a failure case",
+    )
     scaffold.add_argument("--id", default=None, help="scenario id (default: the file's stem)")
     scaffold.add_argument(
         "--session", default=None, help="session id in the SQLite file (default: the latest)"
@@ -300,6 +319,13 @@ def _entries(step: dict[str, Any]) -> list[dict[str, Any]]:
 def _scaffold(args: argparse.Namespace) -> int:
     if args.cases is not None or args.source is None:
         return _scaffold_cases(args)
+    if args.answers != "record":
+        print(
+            f"diageval scaffold: --{args.answers} goes with --from CASES (a cassette or a"
+            " session already holds its model's answers)",
+            file=sys.stderr,
+        )
+        return 2
     try:
         if args.source.read_bytes()[:16] == b"SQLite format 3\x00":
             text = scaffold_from_session(args.source, args.session, args.id)
@@ -330,16 +356,20 @@ def _scaffold_cases(args: argparse.Namespace) -> int:
         print(f"diageval scaffold: {usage}", file=sys.stderr)
         return 2
     try:
-        written = scaffold_cases(args.cases, args.output, force=args.force)
+        written = scaffold_cases(args.cases, args.output, force=args.force, answers=args.answers)
     except CasesError as exc:
         print(f"diageval scaffold: {args.cases}: nothing was written:\n{exc}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(f"diageval scaffold: {exc}", file=sys.stderr)
         return 2
+    then = (
+        "record their cassettes with --diageval-record=once"
+        if args.answers == "record"
+        else "they run offline at once"
+    )
     print(
-        f"diageval scaffold: wrote {len(written)} scenario file(s) into {args.output};"
-        " record their cassettes with --diageval-record=once",
+        f"diageval scaffold: wrote {len(written)} scenario file(s) into {args.output}; {then}",
         file=sys.stderr,
     )
     return 0

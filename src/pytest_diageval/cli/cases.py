@@ -20,9 +20,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
+
+from pytest_diageval.agents.reference import reference_script
+from pytest_diageval.core.evidence.world import load_world
 
 __all__ = [
     "ANY_VERDICT",
@@ -53,6 +56,12 @@ class CasesError(ValueError):
         more = len(problems) - len(shown)
         tail = [f"… and {more} more problem{'s' if more != 1 else ''}"] if more > 0 else []
         super().__init__("\n".join([*shown, *tail]))
+
+
+Answers = Literal["record", "reference", "script"]
+"""Who answers a scaffolded scenario: a model, recorded later (no ``llm``); the reference agent
+(``llm: {reference: true}``); or the reference agent's answers written out as ``llm.script``,
+for an author to edit one of them into a failure case."""
 
 
 @dataclass(frozen=True)
@@ -96,13 +105,16 @@ def read_cases(source: Path) -> list[Case]:
     return cases
 
 
-def scaffold_cases(source: Path, output: Path, *, force: bool = False) -> list[Path]:
-    """Write one scenario file per case of ``source`` into ``output``; all or nothing."""
+def scaffold_cases(
+    source: Path, output: Path, *, force: bool = False, answers: Answers = "record"
+) -> list[Path]:
+    """Write one scenario file per case of ``source`` into ``output``; all or nothing.
+    ``answers``: who answers them (:data:`Answers`)."""
     if output.exists() and not output.is_dir():
         raise CasesError([f"-o {output}: not a folder (with --from, -o names the folder)"])
     cases = read_cases(source)
     targets = [output / f"{case.scenario_id}.yaml" for case in cases]
-    texts = [scenario_text(case, source, output) for case in cases]
+    texts = [scenario_text(case, source, output, answers=answers) for case in cases]
     existing = [path for path in targets if path.exists()]
     if existing and not force:
         raise CasesError([f"{path}: exists; give --force to overwrite it" for path in existing])
@@ -112,7 +124,7 @@ def scaffold_cases(source: Path, output: Path, *, force: bool = False) -> list[P
     return targets
 
 
-def scenario_text(case: Case, source: Path, output: Path) -> str:
+def scenario_text(case: Case, source: Path, output: Path, *, answers: Answers = "record") -> str:
     """The scenario file of one case, to be written into ``output``."""
     world = case.world
     if case.world_path is not None:
@@ -125,12 +137,24 @@ def scenario_text(case: Case, source: Path, output: Path) -> str:
     }
     if case.tags:
         scenario["tags"] = case.tags
+    if answers == "reference":
+        scenario["llm"] = {"reference": True}
+    elif answers == "script":
+        world_spec = case.world_path if case.world_path is not None else case.world
+        script = reference_script(case.query, load_world(world_spec))
+        scenario["llm"] = {"script": script}
     scenario["expect"] = {"verdict": ANY_VERDICT if case.verdict is None else case.verdict}
     header = [
         f"# Scaffolded from {source.name} row {case.row}. No script and no cassette yet: the",
         f"# default cassette (<cassette dir>/{case.scenario_id}.yaml) is recorded by",
         "# pytest --diageval-record=once. Then write the title and the expectations.",
     ]
+    if answers != "record":
+        what = "answers" if answers == "reference" else "'s answers are the script below"
+        header = [
+            f"# Scaffolded from {source.name} row {case.row}. The built-in reference agent{what}",
+            "# (docs/reference-agent.md). Then write the title and the expectations.",
+        ]
     if case.verdict is None:
         header.append("# The row names no verdict: any verdict passes until you pin one.")
     text = yaml.safe_dump(

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from pytest_diageval.harness.checks.failures import problems_repr
 from pytest_diageval.harness.format.loader import (
@@ -24,12 +23,14 @@ from pytest_diageval.harness.format.loader import (
     load_scenario,
     load_scenario_world,
     resolve_cassette_path,
+    unexpected_error,
 )
 from pytest_diageval.harness.format.outline import ScenarioOutline
 from pytest_diageval.harness.format.registry import config_checks as checks_of
 from pytest_diageval.harness.format.scenario import Scenario
 from pytest_diageval.harness.items import ScenarioNode
 from pytest_diageval.harness.lean_nodes import LeanNode
+from pytest_diageval.harness.pytest_adapter import TerminalRepr
 from pytest_diageval.harness.settings import (
     SettingsError,
     allowed_roots,
@@ -54,17 +55,22 @@ class ScenarioFile(LeanNode, pytest.File):
     """Loaded for the last time: every conftest.py of the run has registered its checks."""
 
     def collect(self) -> Iterator[ScenarioNode | InvalidScenario]:
+        error: ScenarioError | None = None
         try:
             outline, cassette = self._load()
         except ScenarioError as exc:
+            error = exc
+        except Exception as exc:  # the file's own failure, whatever it is: never the session's
+            error = unexpected_error(self.path, exc)
+        if error is not None:
             # Nothing runs: the error must show here (or, when a later conftest.py may still
             # register its unknown key, when collection ends: reload_late_checks).
-            if self.config.option.collectonly and (self.final or not _unknown_key(exc)):
-                raise self.CollectError(str(exc)) from None
+            if self.config.option.collectonly and (self.final or not _unknown_key(error)):
+                raise self.CollectError(str(error)) from None
             # One broken file fails as its own item; every other scenario still runs.
             checks = len(checks_of(self.config))  # loaded again if a later conftest adds one
             yield InvalidScenario.from_parent(
-                self, name=INVALID_SCENARIO, error=exc, checks_known=checks
+                self, name=INVALID_SCENARIO, error=error, checks_known=checks
             )
             return
         if cassette is not None:  # `scenarios/live/../../cassettes/x.yaml` reads badly
@@ -89,6 +95,7 @@ class ScenarioFile(LeanNode, pytest.File):
             self._cassette_dir(),
             must_exist=settings.record_mode == "none",
             roots=roots,
+            reference=settings.reference,
         )
         return ScenarioOutline.of(scenario), cassette
 
@@ -123,7 +130,7 @@ class InvalidScenario(pytest.Item):
         raise self.error
 
     def repr_failure(
-        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
         error = excinfo.value
         if not isinstance(error, ScenarioError):

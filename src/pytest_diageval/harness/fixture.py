@@ -76,7 +76,11 @@ class ScenarioRunner:
         settings = run_settings(self.config)
         cassette_dir = configured_cassette_dir(self.config) or file.parent / "cassettes"
         cassette = resolve_cassette_path(
-            scenario, file, cassette_dir, must_exist=settings.record_mode == "none"
+            scenario,
+            file,
+            cassette_dir,
+            must_exist=settings.record_mode == "none",
+            reference=settings.reference,
         )
         run = run_scenario(
             scenario, file, cassette=cassette, settings=settings, rerecord_command=""

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from pytest_diageval.harness.cassettes.rerecord import (
     RecordingMetadata,
@@ -39,6 +38,7 @@ from pytest_diageval.harness.format.outline import ScenarioOutline
 from pytest_diageval.harness.format.registry import config_checks as checks_of
 from pytest_diageval.harness.format.scenario import Scenario
 from pytest_diageval.harness.lean_nodes import LeanNode
+from pytest_diageval.harness.pytest_adapter import TerminalRepr
 from pytest_diageval.harness.report.columns import report_columns
 from pytest_diageval.harness.report.reporter import audit_trail, scenario_summary
 from pytest_diageval.harness.runner import ScenarioRun, run_samples
@@ -121,14 +121,17 @@ class ScenarioNode(LeanNode, pytest.Collector):
             if self.record_mode is not None:
                 settings = dataclasses.replace(settings, record_mode=self.record_mode)
             repeat = self.config.getoption("diageval_repeat", None)
-            self._runs = run_samples(
-                self.scenario,
-                self.path,
-                cassette=self.cassette,
-                settings=settings,
-                command=functools.partial(self.rerecord_command, samples=repeat),
-                repeat=repeat,
-            )
+            try:
+                self._runs = run_samples(
+                    self.scenario,
+                    self.path,
+                    cassette=self.cassette,
+                    settings=settings,
+                    command=functools.partial(self.rerecord_command, samples=repeat),
+                    repeat=repeat,
+                )
+            except Exception as exc:  # a value in a user's file: the items' failure, once
+                self._runs = [ScenarioRun(None, error=exc)]
             self._summary = scenario_summary(self.scenario, *self._runs, columns=columns)
             self._summary_unsent = True
         return self._runs
@@ -155,7 +158,12 @@ class ScenarioNode(LeanNode, pytest.Collector):
 
     def recording_metadata(self) -> RecordingMetadata | None:
         """What the scenario's cassette was recorded with (None: scripted or unreadable)."""
-        return None if self.cassette is None else read_metadata(self.cassette)
+        if self.cassette is None:
+            return None
+        try:
+            return read_metadata(self.cassette)
+        except Exception:  # a value the metadata cannot hold: as if none was recorded
+            return None
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -307,7 +315,7 @@ class ScenarioItem(LeanNode, pytest.Item):
                 report.sections = self._no_sections
 
     def repr_failure(
-        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
         outline = self.scenario_node.outline
         header = f"scenario {outline.scenario_id} ({outline.title}) — expectation '{self.key}'"

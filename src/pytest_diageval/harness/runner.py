@@ -23,8 +23,14 @@ from typing import TYPE_CHECKING
 from pytest_diageval.agents.chat_service import ChatService
 from pytest_diageval.agents.grader import GraderRun, run_grader
 from pytest_diageval.agents.llm import LLM, LLMConfig
+from pytest_diageval.agents.reference import reference_llm, reference_script
 from pytest_diageval.agents.results import ChatResult, RoundResult
-from pytest_diageval.agents.scripted.model import ScriptExhaustedError, scripted_llm
+from pytest_diageval.agents.scripted.model import (
+    ScriptEntry,
+    ScriptExhaustedError,
+    parse_script,
+    scripted_llm,
+)
 from pytest_diageval.agents.scripted.rounds import explain_exhaustion
 from pytest_diageval.agents.scripted.token_estimate import ESTIMATE_NAME
 from pytest_diageval.agents.usage import TokenUsage, UsageMeter
@@ -58,6 +64,7 @@ __all__ = [
     "ServerUnreachableError",
     "run_samples",
     "run_scenario",
+    "script_entries",
     "unreachable_error",
 ]
 
@@ -170,13 +177,26 @@ def run_scenario(
         return ScenarioRun(result=None, error=exc, usage=usage)
 
 
+def script_entries(scenario: Scenario, world: World) -> list[ScriptEntry]:
+    """The answers of a run without cassette, one round of them for the reference agent (a
+    mutation replays a run that passed in its first round): the scenario's script, else the
+    reference agent's (``llm: {reference: true}`` or ``--diageval-model reference``)."""
+    if scenario.llm is not None and scenario.llm.script is not None:
+        return scenario.llm.script
+    return parse_script(reference_script(scenario.query, world), source="reference agent")
+
+
 def _run_scripted(
     scenario: Scenario, world: World, usage: TokenUsage
 ) -> tuple[ChatResult, GraderRun | None]:
-    assert scenario.llm is not None
-    assert scenario.llm.script is not None
+    """A run answered by the scenario's script, else by the reference agent."""
     usage.source = f"estimated by {ESTIMATE_NAME}"
-    llm, transport = scripted_llm(scenario.llm.script, wrap=lambda inner: UsageMeter(inner, usage))
+    meter = functools.partial(UsageMeter, usage=usage)
+    llm, transport = (
+        scripted_llm(scenario.llm.script, wrap=meter)
+        if scenario.llm is not None and scenario.llm.script is not None
+        else reference_llm(scenario.query, world, wrap=meter)
+    )
     finished: list[RoundResult] = []
     try:
         with llm:

@@ -36,6 +36,7 @@ __all__ = [
     "NEVER_COLLECTED_DIRS",
     "PROGRESS_PLUGIN",
     "RECORD_MODES",
+    "REFERENCE_MODEL",
     "SCENARIO_SUFFIXES",
     "SETTINGS_KEY",
     "KeyRefusedError",
@@ -66,6 +67,9 @@ DEFAULT_SCENARIO_DIRS: tuple[str, ...] = ("scenarios",)
 """Folders whose YAML files are scenarios (ini ``diageval_scenario_dirs``)."""
 SCENARIO_SUFFIXES = (".yaml", ".yml")
 DEFAULT_TIMEOUT = 60.0
+REFERENCE_MODEL = "reference"
+"""The model name that runs the built-in reference agent instead of a model
+(``pytest_diageval.agents.reference``; not imported here: settings import nothing heavy)."""
 KEY_VARIABLE = "OPENAI_API_KEY"
 """Where a recording's API key comes from (there is no option: a key never sits in a command)."""
 _REFUSED = re.compile(r"HTTP (401|403)\b")
@@ -105,6 +109,12 @@ class RunSettings:
             timeout=timeout or _timeout_from_env(),
             request_options=request_options or RequestOptions(),
         )
+
+    @property
+    def reference(self) -> bool:
+        """``--diageval-model reference``: the built-in reference agent answers every scenario
+        that has no script (no cassette is read or written)."""
+        return self.model == REFERENCE_MODEL
 
     def require_endpoint(self, cassette: Path) -> tuple[str, str]:
         """The base URL and model to record ``cassette`` with; :class:`MissingEndpointError`
@@ -285,6 +295,12 @@ def run_settings(config: pytest.Config) -> RunSettings:
             config.getoption("diageval_timeout"),
             request_options(config),
         )
+        if settings.reference and settings.record_mode != "none":
+            raise SettingsError(
+                f"--diageval-model {REFERENCE_MODEL} runs the built-in reference agent, which"
+                f" records nothing: drop --diageval-record={record}, or name the real model to"
+                " record with --diageval-model <model> --diageval-base-url <endpoint>"
+            )
         progress = config.pluginmanager.get_plugin(PROGRESS_PLUGIN)
         if progress is not None:
             settings = dataclasses.replace(settings, progress=progress.request)
@@ -315,7 +331,7 @@ def is_scenario_file(
     scenario_dirs: Sequence[str] = DEFAULT_SCENARIO_DIRS,
     explicit: Collection[Path] = (),
 ) -> bool:
-    """Whether pytest collects ``path`` as a scenario (see the README, *What is collected*).
+    """Whether pytest collects ``path`` as a scenario (see docs/guide.md, *What is collected*).
 
     A ``*.yaml`` / ``*.yml`` file is a scenario when it was named on the command line
     (``explicit``), or when it lies in a folder named in ``scenario_dirs`` (ini

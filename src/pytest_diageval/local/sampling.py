@@ -35,15 +35,15 @@ from typing import Any
 
 import llama_cpp
 import numpy as np
-from llama_cpp import _internals
 from llama_cpp.llama import Llama
 
+from pytest_diageval.local import llama_adapter
 from pytest_diageval.local.sampler_plan import GRAMMAR_STEP, probe_widths, sampler_steps
 
 __all__ = ["install"]
 
 _TOKEN_DATA = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
-_stock_init_sampler = Llama._init_sampler
+_stock_init_sampler = llama_adapter.stock_init_sampler
 # The stock defaults, for the keywords a caller leaves out (Llama.sample leaves out none).
 _STOCK_DEFAULTS = {
     name: parameter.default
@@ -60,8 +60,9 @@ class _GrammarFirst:
     """
 
     def __init__(self, model: Any, grammar: Any, widths: Sequence[int], *, keep_all: bool) -> None:
+        rules, root = llama_adapter.grammar_rules(grammar)
         self.grammar = llama_cpp.llama_sampler_init_grammar(
-            model.vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
+            model.vocab, rules.encode("utf-8"), root.encode("utf-8")
         )
         self.widths = tuple(widths)
         self.keep_all = keep_all
@@ -121,8 +122,7 @@ class _GrammarFirst:
         llama_cpp.llama_sampler_free(self.grammar)
 
 
-# Typed as Any: llama_cpp's internals are untyped, and mypy runs with and without the extra.
-_sampler_chain: Any = _internals.LlamaSampler
+_sampler_chain: Any = llama_adapter.SamplerChain
 
 
 def _add_grammar_first(chain: Any, grammar_first: _GrammarFirst) -> None:
@@ -130,7 +130,7 @@ def _add_grammar_first(chain: Any, grammar_first: _GrammarFirst) -> None:
     # As add_custom does: the chain must not free a sampler it does not own.
     custom: list[Any] = chain.custom_samplers
     custom.append((llama_cpp.llama_sampler_chain_n(chain.sampler) - 1, grammar_first))
-    chain._exit_stack.callback(grammar_first.free)
+    llama_adapter.close_with(chain, grammar_first.free)
 
 
 def _init_sampler(self: Llama, **kwargs: Any) -> Any:
@@ -140,12 +140,13 @@ def _init_sampler(self: Llama, **kwargs: Any) -> Any:
     settings = {**_STOCK_DEFAULTS, **kwargs}
     temp = float(settings["temp"])
     chain: Any = _sampler_chain()
+    state = llama_adapter.llama_state(self)
     for step in sampler_steps(
-        settings, n_vocab=self._n_vocab, last_n=self.last_n_tokens_size, seed=self._seed
+        settings, n_vocab=state.n_vocab, last_n=self.last_n_tokens_size, seed=state.seed
     ):
         if step.method == GRAMMAR_STEP:
             widths = probe_widths(temp, int(settings["top_k"]))
-            grammar_first = _GrammarFirst(self._model, grammar, widths, keep_all=temp != 0.0)
+            grammar_first = _GrammarFirst(state.model, grammar, widths, keep_all=temp != 0.0)
             _add_grammar_first(chain, grammar_first)
         else:
             getattr(chain, step.method)(*step.args, **step.kwargs)
@@ -154,5 +155,4 @@ def _init_sampler(self: Llama, **kwargs: Any) -> Any:
 
 def install() -> None:
     """Use :class:`_GrammarFirst` for grammar sampling in this process."""
-    # setattr: llama_cpp's types differ with and without the extra installed (mypy runs both).
-    setattr(Llama, "_init_sampler", _init_sampler)  # noqa: B010
+    llama_adapter.replace_init_sampler(_init_sampler)

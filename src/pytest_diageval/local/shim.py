@@ -41,10 +41,9 @@ import json
 import os
 import sys
 import time
-from typing import Any, Literal, NotRequired
+from typing import Any
 
 import llama_cpp.llama_chat_format as chat_format
-import llama_cpp.llama_types as llama_types
 from llama_cpp.llama import StoppingCriteriaList
 from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar, json_schema_to_gbnf
 
@@ -65,6 +64,7 @@ from pytest_diageval.local.chat import (
     timeout_from_env,
     tool_call_response,
 )
+from pytest_diageval.local.llama_adapter import accept_openai_request_forms
 
 __all__ = ["CHAT_FORMAT", "GENERATION_TIMEOUT", "MAX_TOKENS", "handler", "main"]
 
@@ -99,14 +99,7 @@ if os.environ.get("DIAGEVAL_STOCK_GRAMMAR_SAMPLER") != "1":  # 1: the stock samp
     llama_sampling.install()
 
 # Before llama_cpp.server builds its request models from these TypedDicts.
-llama_types.ChatCompletionRequestAssistantMessage.__annotations__["content"] = NotRequired[
-    str | None
-]
-# OpenAI's structured-output form, {"type": "json_schema", "json_schema": {"schema": …}}, next
-# to llama.cpp's {"type": "json_object", "schema": …}: the stock request model rejects it.
-_response_format: dict[str, Any] = llama_types.ChatCompletionRequestResponseFormat.__annotations__
-_response_format["type"] = Literal["text", "json_object", "json_schema"]
-_response_format["json_schema"] = NotRequired[dict[str, Any]]
+accept_openai_request_forms()
 
 
 class _Request:

@@ -282,7 +282,7 @@ def test_a_session_at_the_call_budget_stays_within_the_documented_bound(char: st
     assert len(verifier_input.tool_trace_summary) == BUDGET_TRACE_ENTRIES
     size = len(stable_json(verifier_view(verifier_input)))
     assert size <= verifier_view_bound(BUDGET_TRACE_ENTRIES) == BUDGET_VIEW_CHARS
-    assert BUDGET_VIEW_CHARS == 289_657  # the number README.md documents
+    assert BUDGET_VIEW_CHARS == 289_657  # the number docs/reliability.md documents
     failed = _input(store, None, query=char * 20000, raw=char * 100000, retry=retry)
     assert len(stable_json(verifier_view(failed))) <= BUDGET_VIEW_CHARS
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_diageval.core.contract import gatekeeper_rules
+from pytest_diageval.core.contract import gatekeeper_rules, rules
 from pytest_diageval.harness.format.loader import ScenarioError, load_scenario
 from pytest_diageval.harness.format.rule_names import gatekeeper_rule_names
 
@@ -84,9 +84,8 @@ def test_a_rule_added_to_the_table_is_accepted_without_another_change(
     with pytest.raises(ScenarioError, match=r"'composer\.new_rule' is not a gatekeeper rule"):
         load_scenario(path)
 
-    monkeypatch.setattr(
-        gatekeeper_rules, "COMPOSER_RULES", frozenset({"composer.new_rule"}), raising=False
-    )
+    added = rules.Rule("composer.new_rule", "gatekeeper", "low_confid", "a new thing")
+    monkeypatch.setattr(rules, "RULES", (*rules.RULES, added))
 
     scenario = load_scenario(path)
     assert scenario.expect.gatekeeper is not None

@@ -246,7 +246,10 @@ def test_llm_with_both_cassette_and_script(tmp_path: Path) -> None:
     )
     error = error_of(tmp_path, text)
     assert (error.line, error.column, error.field_path) == (7, 1, "llm")
-    assert error.message == "give exactly one of 'cassette' or 'script' (both given)"
+    assert (
+        error.message
+        == "give exactly one of 'cassette', 'script' or 'reference: true' (cassette, script given)"
+    )
 
 
 def test_bad_script_entries_each_get_a_line(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ WORLD_FILES = sorted([*SUITE_WORLD_FILES, *(ROOT / "src").rglob("worlds/*.yaml")
 
 def test_the_committed_schema_is_in_sync(pytestconfig: pytest.Config) -> None:
     """What ``diageval schema`` prints here: the built-in keys and this project's own (the root
-    conftest.py registers ``max_answer_chars``; see test_schema_registered_checks.py)."""
+    conftest.py registers ``max_answer_chars``; see tests/plugin/test_registered_checks.py)."""
     assert COMMITTED.is_file(), f"{COMMITTED} is missing; create it with `{REGENERATE_COMMAND}`"
     committed = COMMITTED.read_text(encoding="utf-8")
     assert committed == render_schema(config_checks(pytestconfig)), (
@@ -71,6 +71,7 @@ def test_the_schema_describes_the_format() -> None:
     assert schema["$defs"]["LLMSpec"]["oneOf"] == [
         {"required": ["cassette"]},
         {"required": ["script"]},
+        {"required": ["reference"]},
     ]
     # Empty values are refused by the loader, so the schema never offers null for them.
     assert '"type": "null"' not in json.dumps(schema["$defs"]["Expect"])

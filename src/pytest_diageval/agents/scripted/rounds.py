@@ -22,7 +22,7 @@ ROUND_STAGES = (
     "executor (one entry per turn: each tool-call turn, then the contract)",
     "verifier (one entry; two when re-asked)",
 )
-"""The requests of one round, in order (the README's *Script entries, stage by stage*)."""
+"""The requests of one round, in order (docs/reference.md's *Script entries, stage by stage*)."""
 
 GRADER_ENTRY = "{stage: grader, content: {score: 0.9, reasons: [...]}}"
 """The entry a ``rubric`` check needs after the last round's (the grader's ``GraderOutput``)."""

@@ -2,8 +2,8 @@
 evidence rendered by code, the fixed texts in the question's language, the templates, the
 composer that assembles the answer, and the per-round audit record of what was published.
 
-The top of the core: may import ``core.contract``, ``core.evidence`` and ``core.judge``. Other
-subpackages import only the modules in ``__all__``.
+The top of the core: may import ``core.contract``, ``core.evidence``, ``core.text``,
+``core.scope`` and ``core.judge``. Other subpackages import only the modules in ``__all__``.
 """
 
 __all__ = [

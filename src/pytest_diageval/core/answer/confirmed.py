@@ -34,6 +34,7 @@ from pytest_diageval.core.contract.contracts import (
     GatekeeperResult,
     ToolInvocation,
 )
+from pytest_diageval.core.contract.evidence_tools import LOOKUP_KNOWLEDGE, QUERY_LOGS, QUERY_METRICS
 from pytest_diageval.core.contract.gatekeeper_rules import NO_HIT_RAW_PATHS
 
 __all__ = ["SOURCE_TAG_RE", "ConfirmedEvidence", "render_confirmed"]
@@ -228,9 +229,9 @@ def _block(fields: Mapping[str, Any], wording: Wording, _zone: tzinfo | None) ->
 
 
 _ITEM_RENDERERS: dict[str, Callable[[Mapping[str, Any], Wording, tzinfo | None], _Line]] = {
-    "query_metrics": _alert,
-    "query_logs": _log,
-    "lookup_knowledge": _block,
+    QUERY_METRICS: _alert,
+    QUERY_LOGS: _log,
+    LOOKUP_KNOWLEDGE: _block,
 }
 
 
@@ -255,11 +256,11 @@ def _no_hit(row: ToolInvocation, wording: Wording) -> _Line:
     if isinstance(keywords, str):
         keywords = [keywords]
     terms = [t for k in keywords or () if (t := " ".join(strip_control(str(k)).split()))]
-    if row.tool_name == "lookup_knowledge":
+    if row.tool_name == LOOKUP_KNOWLEDGE:
         query = _text(params, "query")
         return _Line(_ALL_SERVICES, "knowledge", wording.no_hit_knowledge(query or ""))
-    what = wording.no_hit_logs if row.tool_name == "query_logs" else wording.no_hit_alerts
-    text = what(
+    text = wording.no_hit(
+        "logs" if row.tool_name == QUERY_LOGS else "alerts",
         service=service,
         alert_name=_text(params, "alert_name"),
         keywords=terms,

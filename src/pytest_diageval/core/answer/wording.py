@@ -82,37 +82,19 @@ class Wording:
     def quote_title(self, title: str) -> str:
         return f"{self.title_open}{title}{self.title_close}"
 
-    def no_hit_logs(
-        self,
-        *,
-        service: str | None,
-        alert_name: str | None,
-        keywords: Sequence[str],
-        level: str | None,
-    ) -> str:
-        return self._no_hit("logs", service, alert_name, keywords, level)
-
-    def no_hit_alerts(
-        self,
-        *,
-        service: str | None,
-        alert_name: str | None,
-        keywords: Sequence[str],
-        level: str | None,
-    ) -> str:
-        return self._no_hit("alerts", service, alert_name, keywords, level)
-
     def no_hit_knowledge(self, query: str) -> str:
         return self.no_hit_texts["knowledge"].format(query=self.quoted([query]) if query else "")
 
-    def _no_hit(
+    def no_hit(
         self,
-        where: str,
+        where: Literal["logs", "alerts"],
+        *,
         service: str | None,
         alert_name: str | None,
         keywords: Sequence[str],
         level: str | None,
     ) -> str:
+        """A search of ``where`` that found nothing, from the search's own arguments."""
         texts = self.no_hit_texts
         scope = texts["service"].format(service=service) if service else texts["every_service"]
         terms = []

@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from pytest_diageval.core.contract.evidence_tools import EVIDENCE_TOOL_TABLE
 from pytest_diageval.core.contract.limits import (
     CONTRACT_ANSWER_CHARS,
     CONTRACT_ID_CHARS,
@@ -74,7 +75,7 @@ __all__ = [
     "VerifierOutput",
 ]
 
-EVIDENCE_TOOLS: tuple[str, ...] = ("query_metrics", "query_logs", "lookup_knowledge")
+EVIDENCE_TOOLS: tuple[str, ...] = tuple(tool.name for tool in EVIDENCE_TOOL_TABLE)
 """Tools whose output can be cited as evidence; each call is one ``tool_invocation`` row."""
 HELPER_TOOLS: tuple[str, ...] = ("get_current_time",)
 """Tools that help the executor but are never evidence and never recorded as rows."""

@@ -1,4 +1,6 @@
-"""The gatekeeper's rules: their public names (what scenarios and auditors match on) and grades.
+"""The gatekeeper's rules: their public names (what scenarios and auditors match on), described.
+
+Each rule's grade is its row in :mod:`pytest_diageval.core.contract.rules`; the code reads it there.
 
 Reject grade (fabrication or contamination):
 
@@ -9,7 +11,7 @@ Reject grade (fabrication or contamination):
   the collection path of a no-hit search, below) fails here too, its message listing the
   allowed forms; so does a collection path cited on a call that did find something, or failed;
 * ``evidence.excerpt_mismatch``: the excerpt is not supported by that ref's ``text``
-  (``core.excerpt_match``); a changed number or a flipped negation fails here however short
+  (``core.judge.excerpt_match``); a changed number or a flipped negation fails here however short
   the quote is.
 
 The collection path (extension): a completed search that found nothing has no item to cite,
@@ -51,6 +53,9 @@ Low-confidence grade (missing or incomplete, but nothing forged):
 
 from __future__ import annotations
 
+from pytest_diageval.core.contract.evidence_tools import EVIDENCE_TOOL_TABLE
+from pytest_diageval.core.contract.rules import RULES
+
 __all__ = [
     "ALLOWED_RAW_PATH_FORMS",
     "AUTO_BACKFILL",
@@ -72,12 +77,8 @@ __all__ = [
     "TOOL_MISMATCH",
 ]
 
-ALLOWED_RAW_PATH_FORMS = ("$.alerts[i]", "$.logs[i]", "$.evidence_blocks[i]")
-NO_HIT_RAW_PATHS: dict[str, str] = {
-    "query_metrics": "$.alerts",
-    "query_logs": "$.logs",
-    "lookup_knowledge": "$.evidence_blocks",
-}
+ALLOWED_RAW_PATH_FORMS = tuple(tool.raw_path_form for tool in EVIDENCE_TOOL_TABLE)
+NO_HIT_RAW_PATHS: dict[str, str] = {tool.name: tool.no_hit_path for tool in EVIDENCE_TOOL_TABLE}
 """The collection path that quotes a completed search's empty result, per tool."""
 PARSE_FAILED_RULE = "executor.parse_failed"
 CLAIMS_EMPTY = "executor.claims_empty"
@@ -95,8 +96,7 @@ INVOCATION_MISSING = "evidence.invocation_missing"
 AUTO_BACKFILL = "evidence.invocation_auto_backfill"
 INSTRUCTION_LIKE = "evidence.instruction_like"
 
-REJECT_RULES = frozenset({INVOCATION_REF, TOOL_MISMATCH, RAW_PATH, EXCERPT_MISMATCH})
+REJECT_RULES = frozenset(r.name for r in RULES if r.family == "gatekeeper" and r.grade == "reject")
 LOW_CONFID_RULES = frozenset(
-    {BINDINGS_EMPTY, RAW_PATH_MISSING, REFS_UNAVAILABLE, EXCERPT_TOO_SHORT, EXCERPT_MISSING}
-    | {INVOCATION_MISSING, AUTO_BACKFILL, PARSE_FAILED_RULE, CLAIMS_EMPTY, INSTRUCTION_LIKE}
+    r.name for r in RULES if r.family == "gatekeeper" and r.grade == "low_confid"
 )

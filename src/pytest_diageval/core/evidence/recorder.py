@@ -42,6 +42,12 @@ from pytest_diageval.core.contract.contracts import (
     RetrievalDetails,
     ToolInvocation,
 )
+from pytest_diageval.core.contract.evidence_tools import (
+    EVIDENCE_TOOL_TABLE,
+    LOOKUP_KNOWLEDGE,
+    QUERY_LOGS,
+    QUERY_METRICS,
+)
 from pytest_diageval.core.evidence.store import Store, stable_json
 from pytest_diageval.core.evidence.tools import ToolArgumentError, ToolFailure, ToolTimeout
 
@@ -58,11 +64,7 @@ __all__ = [
 DEFAULT_PREVIEW_CHARS = 2000
 """Default bound of ``output_preview``: ``stable_json(output)`` cut at this many characters."""
 
-EVIDENCE_LIST_KEYS: dict[str, str] = {
-    "query_metrics": "alerts",
-    "query_logs": "logs",
-    "lookup_knowledge": "evidence_blocks",
-}
+EVIDENCE_LIST_KEYS: dict[str, str] = {tool.name: tool.list_key for tool in EVIDENCE_TOOL_TABLE}
 """Which list of an evidence tool's output holds its citable items (``$.<key>[i]``)."""
 
 
@@ -157,9 +159,9 @@ def _block_text(block: Mapping[str, Any]) -> str | None:
 
 
 _TEXT_BUILDERS: dict[str, Callable[[Mapping[str, Any]], str | None]] = {
-    "query_metrics": _alert_text,
-    "query_logs": _log_text,
-    "lookup_knowledge": _block_text,
+    QUERY_METRICS: _alert_text,
+    QUERY_LOGS: _log_text,
+    LOOKUP_KNOWLEDGE: _block_text,
 }
 
 
@@ -247,7 +249,7 @@ def _knowledge_fields(output: Mapping[str, Any]) -> dict[str, Any]:
 def _success_details(
     tool_name: str, output: Mapping[str, Any], refs: Sequence[EvidenceRef]
 ) -> RetrievalDetails:
-    extra = _knowledge_fields(output) if tool_name == "lookup_knowledge" else {}
+    extra = _knowledge_fields(output) if tool_name == LOOKUP_KNOWLEDGE else {}
     return RetrievalDetails(
         evidence_status=_evidence_status(output, refs),
         evidence_refs=list(refs),

@@ -17,6 +17,12 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
+from pytest_diageval.core.contract.evidence_tools import (
+    EVIDENCE_TOOL_TABLE,
+    LOOKUP_KNOWLEDGE,
+    QUERY_LOGS,
+    QUERY_METRICS,
+)
 from pytest_diageval.core.contract.scope import DecodingScope
 from pytest_diageval.core.evidence.tool_search import normalise_query
 from pytest_diageval.core.evidence.world import LogLevel, World, normalise_log_level
@@ -125,25 +131,25 @@ class GetCurrentTimeArgs(ToolArgs):
 
 
 TOOL_ARGUMENT_MODELS: dict[str, type[ToolArgs]] = {
-    "query_metrics": QueryMetricsArgs,
-    "query_logs": QueryLogsArgs,
-    "lookup_knowledge": LookupKnowledgeArgs,
+    QUERY_METRICS: QueryMetricsArgs,
+    QUERY_LOGS: QueryLogsArgs,
+    LOOKUP_KNOWLEDGE: LookupKnowledgeArgs,
     "get_current_time": GetCurrentTimeArgs,
 }
 TOOL_NAMES: tuple[str, ...] = tuple(TOOL_ARGUMENT_MODELS)
 
 _TOOL_DESCRIPTIONS = {
-    "query_metrics": (
+    QUERY_METRICS: (
         "查询当前监控告警：告警名、服务、状态、当前值、阈值、持续时间、描述与采样点。"
         "不带参数返回全部告警。Query the current monitoring alerts; filter by exact service,"
         " exact alert name or keywords."
     ),
-    "query_logs": (
+    QUERY_LOGS: (
         "查询应用日志（时间、级别、服务、消息）。service 精确匹配；keywords 任一命中即返回；"
         "无命中时返回空列表与“未找到匹配的日志”，这表示没有证据。Search application logs by exact"
         " service, keywords (OR, synonym-aware) and level; no hit returns an empty list."
     ),
-    "lookup_knowledge": (
+    LOOKUP_KNOWLEDGE: (
         "检索运维知识库（runbook）：告警名或标题精确命中为 L0，否则按词法相关度返回章节（L1）。"
         "知识库是通用排查指导，不是当前现场的事实；同一会话内的重复查询会被去重。Look up runbooks;"
         " guidance on what to check, never evidence of what is happening now."
@@ -198,7 +204,7 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
 """The OpenAI function-calling ``tools`` list, in ``TOOL_NAMES`` order. Treat as read-only."""
 
 
-_SERVICE_TOOLS = ("query_metrics", "query_logs")
+_SERVICE_TOOLS = tuple(tool.name for tool in EVIDENCE_TOOL_TABLE if "service" in tool.arguments)
 _SERVICE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.]*(?:-[A-Za-z0-9_.]+)*-service\b")
 
 

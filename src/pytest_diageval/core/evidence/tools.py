@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from pytest_diageval.core.contract.evidence_tools import LOOKUP_KNOWLEDGE, QUERY_LOGS, QUERY_METRICS
 from pytest_diageval.core.evidence.tool_arguments import (
     TOOL_ARGUMENT_MODELS,
     TOOL_DEFINITIONS,
@@ -186,7 +187,7 @@ class Toolbox:
         keywords: list[str] | str | None = None,
     ) -> dict[str, Any]:
         return self.call(
-            "query_metrics", {"service": service, "alert_name": alert_name, "keywords": keywords}
+            QUERY_METRICS, {"service": service, "alert_name": alert_name, "keywords": keywords}
         )
 
     def query_logs(
@@ -197,12 +198,12 @@ class Toolbox:
         limit: int = 20,
     ) -> dict[str, Any]:
         return self.call(
-            "query_logs",
+            QUERY_LOGS,
             {"service": service, "keywords": keywords, "level": level, "limit": limit},
         )
 
     def lookup_knowledge(self, query: str, top_k: int = 3) -> dict[str, Any]:
-        return self.call("lookup_knowledge", {"query": query, "top_k": top_k})
+        return self.call(LOOKUP_KNOWLEDGE, {"query": query, "top_k": top_k})
 
     def get_current_time(self) -> dict[str, Any]:
         return self.call("get_current_time", {})

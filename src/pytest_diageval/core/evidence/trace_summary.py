@@ -41,6 +41,12 @@ from pytest_diageval.core.contract.contracts import (
     ToolInvocation,
     ToolTraceSummaryItem,
 )
+from pytest_diageval.core.contract.evidence_tools import (
+    EVIDENCE_TOOL_TABLE,
+    GUIDANCE_TOOLS,
+    LOOKUP_KNOWLEDGE,
+    QUERY_LOGS,
+)
 from pytest_diageval.core.evidence.recorder import EVIDENCE_LIST_KEYS, extract_evidence_refs
 from pytest_diageval.core.evidence.store import Store, stable_json
 from pytest_diageval.core.evidence.tool_search import SYNONYM_GROUPS, fold, normalise_query
@@ -68,11 +74,7 @@ QUERY_SAMPLE_LIMIT = 3
 ``QUERY_SAMPLE_CHARS``."""
 QUERY_SAMPLE_CHARS = 80
 
-_FACT_PREFIX = {
-    "query_metrics": "metric_evidence",
-    "query_logs": "log_evidence",
-    "lookup_knowledge": "knowledge_guidance",
-}
+_FACT_PREFIX: dict[str, str] = {tool.name: tool.fact_prefix for tool in EVIDENCE_TOOL_TABLE}
 _LEVEL_RANK: dict[EvidenceLevel, int] = {"none": 0, "indirect": 1, "direct": 2}
 _ERROR_NOTE_CHARS = 160
 _ELLIPSIS = "…"
@@ -143,12 +145,12 @@ def _keyword_labels(keywords: Any) -> list[str]:
 def topic_key(row: ToolInvocation) -> str:
     """The topic of a row; rows of the same tool, round and topic merge into one entry."""
     params = row.input_params
-    if row.tool_name == "lookup_knowledge":
+    if row.tool_name == LOOKUP_KNOWLEDGE:
         query = params.get("query")
         return f"query={normalise_query(query) if isinstance(query, str) else _normalise(query)}"
     service = _normalise(params.get("service"))
     keywords = ",".join(_keyword_labels(params.get("keywords")))
-    if row.tool_name == "query_logs":
+    if row.tool_name == QUERY_LOGS:
         return f"service={service}|keywords={keywords}"
     alert = _normalise(params.get("alert_name"))
     if service or alert:
@@ -205,7 +207,7 @@ def _view(row: ToolInvocation) -> _RowView:
         refs = _refs_from_preview(row.tool_name, row.output_preview)
     if not refs:
         return _RowView(row, "no_hit", (), "none")
-    level: EvidenceLevel = "indirect" if row.tool_name == "lookup_knowledge" else "direct"
+    level: EvidenceLevel = "indirect" if row.tool_name in GUIDANCE_TOOLS else "direct"
     return _RowView(row, "hit", tuple(refs), level)
 
 

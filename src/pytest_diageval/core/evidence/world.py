@@ -33,7 +33,13 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 from pydantic_core import ErrorDetails
 
 from pytest_diageval.core.contract.contracts import EVIDENCE_TOOLS
-from pytest_diageval.core.evidence.yaml_limits import YamlLimitError, safe_load_limited
+from pytest_diageval.core.contract.evidence_tools import ToolName
+from pytest_diageval.core.evidence.yaml_limits import (
+    YamlLimitError,
+    path_problem,
+    read_limited,
+    safe_load_limited,
+)
 
 __all__ = [
     "LOG_LEVELS",
@@ -55,11 +61,9 @@ __all__ = [
 AlertState = Literal["firing", "pending", "resolved"]
 LogLevel = Literal["DEBUG", "INFO", "WARN", "ERROR"]
 FailureKind = Literal["timeout", "error"]
-FailingTool = Literal["query_metrics", "query_logs", "lookup_knowledge"]
+FailingTool = ToolName
 
 LOG_LEVELS: tuple[str, ...] = get_args(LogLevel)
-# The Literal must list exactly the evidence tools; this fails at import if they drift apart.
-assert get_args(FailingTool) == EVIDENCE_TOOLS, "FailingTool must equal EVIDENCE_TOOLS"
 
 _LEVEL_ALIASES = {"WARNING": "WARN", "ERR": "ERROR", "FATAL": "ERROR", "CRITICAL": "ERROR"}
 
@@ -292,6 +296,9 @@ def _load_packaged(name: str) -> World:
 
 
 def _load_file(path: Path) -> World:
+    problem = path_problem(path)
+    if problem is not None:
+        raise WorldError(f"world file {str(path)[:200]!r} cannot be opened: {problem}")
     if not path.is_file():
         raise WorldError(f"world file not found: {path}")
     return _load_text(_read_utf8(path), str(path))
@@ -300,7 +307,9 @@ def _load_file(path: Path) -> World:
 def _read_utf8(path: Path) -> str:
     """The file's text; a file that is not UTF-8 or cannot be read is a WorldError."""
     try:
-        raw = path.read_bytes()
+        raw = read_limited(path)
+    except YamlLimitError as error:
+        raise WorldError(f"world file {path}: {error}") from None
     except OSError as error:
         raise WorldError(f"world file {path} cannot be read: {error.strerror}") from None
     try:

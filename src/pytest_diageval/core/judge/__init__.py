@@ -3,8 +3,8 @@ gatekeeper's citation rules, each claim's support ceiling (grounded in its cited
 ``claim_grounding``), fact support, the score and the verdict, the rule evaluation kept over
 the model's own verdict, and the verifier's view of the trace.
 
-May import ``core.contract``, ``core.evidence`` and ``core.text``. Other subpackages import
-only the modules in ``__all__``.
+May import ``core.contract``, ``core.evidence``, ``core.text`` and ``core.scope``. Other
+subpackages import only the modules in ``__all__``.
 """
 
 __all__ = [

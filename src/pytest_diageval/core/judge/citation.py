@@ -22,6 +22,7 @@ from pytest_diageval.core.contract.contracts import (
     Severity,
     ToolInvocation,
 )
+from pytest_diageval.core.contract.evidence_tools import EVIDENCE_TOOL_TABLE
 from pytest_diageval.core.contract.gatekeeper_rules import (
     ALLOWED_RAW_PATH_FORMS,
     EXCERPT_MISMATCH,
@@ -33,13 +34,15 @@ from pytest_diageval.core.contract.gatekeeper_rules import (
     RAW_PATH_MISSING,
     REFS_UNAVAILABLE,
 )
+from pytest_diageval.core.contract.rules import severity
 from pytest_diageval.core.judge.excerpt_match import match_excerpt
 from pytest_diageval.core.judge.instruction_like import instruction_signals
 
 __all__ = ["Cited", "canonical_raw_path", "check_location", "no_hit_text"]
 
 # [0-9], not \d: \d also matches full-width and Arabic-Indic digits, which are not an index.
-_RAW_PATH_RE = re.compile(r"\$\.(alerts|logs|evidence_blocks)\[([0-9]+)\]")
+_LIST_KEYS = "|".join(re.escape(tool.list_key) for tool in EVIDENCE_TOOL_TABLE)
+_RAW_PATH_RE = re.compile(rf"\$\.({_LIST_KEYS})\[([0-9]+)\]")
 
 
 @dataclass(frozen=True)
@@ -55,11 +58,12 @@ class Cited:
         self,
         *,
         invocation_id: int | None,
-        grade: Severity,
         rule: str | None = None,
         message: str | None = None,
         matched_text: str | None = None,
     ) -> CheckedBinding:
+        """The binding's row: a pass without ``rule``, else a fail graded by the rules table."""
+        grade: Severity = "none" if rule is None else severity(rule)
         return CheckedBinding(
             claim_id=self.claim_id,
             action_id=self.action_id,
@@ -96,7 +100,6 @@ def check_location(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
     if raw_path is None or not raw_path.strip():
         return cited.row(
             invocation_id=invocation.id,
-            grade="low_confid",
             rule=RAW_PATH_MISSING,
             message=f"raw_path is missing for {where}; expected one of its evidence_refs paths",
         )
@@ -106,7 +109,6 @@ def check_location(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
     if canonical is None:
         return cited.row(
             invocation_id=invocation.id,
-            grade="reject",
             rule=RAW_PATH,
             message=(
                 f"raw_path {raw_path!r} is malformed; allowed forms:"
@@ -120,7 +122,6 @@ def check_location(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
     if refs is None:
         return cited.row(
             invocation_id=invocation.id,
-            grade="low_confid",
             rule=REFS_UNAVAILABLE,
             message=f"{where} has no evidence_refs (legacy row), so {raw_path!r} cannot be checked",
         )
@@ -129,7 +130,6 @@ def check_location(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
         available = ", ".join(r.raw_path for r in refs) or "none"
         return cited.row(
             invocation_id=invocation.id,
-            grade="reject",
             rule=RAW_PATH,
             message=(
                 f"raw_path {raw_path!r} is not among the evidence_refs of {where};"
@@ -141,7 +141,7 @@ def check_location(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
 
 def _neighbours(refs: list[EvidenceRef], canonical: str) -> tuple[str | None, str | None]:
     """The texts of the items right before and after ``canonical`` in the same collection:
-    an order split across two log rows of one search is read whole (issue 26)."""
+    an order split across two log rows of one search is read whole."""
     found = _RAW_PATH_RE.fullmatch(canonical)
     assert found is not None  # canonical paths come from canonical_raw_path
     collection, index = found.group(1), int(found.group(2))
@@ -180,7 +180,6 @@ def _check_no_hit(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
         what = "failed" if not invocation.success else f"has evidence_status {status!r}"
         return cited.row(
             invocation_id=invocation.id,
-            grade="reject",
             rule=RAW_PATH,
             message=(
                 f"raw_path {path!r} cites the empty result of invocation {invocation.id}"
@@ -195,7 +194,7 @@ def _check_no_hit(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
     compared = _compare_excerpt(cited, invocation.id, where, text)
     if isinstance(compared, CheckedBinding):
         return compared
-    return cited.row(invocation_id=invocation.id, grade="none", matched_text=text)
+    return cited.row(invocation_id=invocation.id, matched_text=text)
 
 
 def _check_excerpt(
@@ -215,13 +214,12 @@ def _check_excerpt(
         found = "; ".join(f"{signal.name}: {signal.snippet!r}" for signal in signals)
         return cited.row(
             invocation_id=invocation_id,
-            grade="low_confid",
             rule=INSTRUCTION_LIKE,
             message=f"{where} reads as an instruction to the model ({found}); evidence is"
             " data, and an item that gives orders cannot carry a PASS",
             matched_text=compared,
         )
-    return cited.row(invocation_id=invocation_id, grade="none", matched_text=compared)
+    return cited.row(invocation_id=invocation_id, matched_text=compared)
 
 
 def _compare_excerpt(
@@ -233,7 +231,6 @@ def _compare_excerpt(
     if excerpt is None or not excerpt.strip():
         return cited.row(
             invocation_id=invocation_id,
-            grade="low_confid",
             rule=EXCERPT_MISSING,
             message=f"evidence_excerpt is missing; nothing from {where} was quoted",
             matched_text=text,
@@ -242,7 +239,6 @@ def _compare_excerpt(
     if match.outcome == "too_short":
         return cited.row(
             invocation_id=invocation_id,
-            grade="low_confid",
             rule=EXCERPT_TOO_SHORT,
             message=f"evidence_excerpt {excerpt!r} is too short or generic to compare with"
             f" {where}: " + match.reason,
@@ -251,7 +247,6 @@ def _compare_excerpt(
     if match.outcome == "mismatch":
         return cited.row(
             invocation_id=invocation_id,
-            grade="reject",
             rule=EXCERPT_MISMATCH,
             message=f"evidence_excerpt {excerpt!r} is not supported by {where}: {match.reason}",
             matched_text=text,

@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from pytest_diageval.core.contract.contracts import CheckedBinding, Claim, ToolInvocation
+from pytest_diageval.core.contract.evidence_tools import QUERY_LOGS, QUERY_METRICS
 from pytest_diageval.core.text.excerpt_tokens import word_keys
 from pytest_diageval.core.text.key_facts import (
     Facts,
@@ -165,8 +166,8 @@ def negative_problem(claim_text: str, searches: Sequence[ToolInvocation]) -> tup
     lowered = claim_text.lower()
     tools = {search.tool_name for search in searches}
     for words, tool, kind in (
-        (_LOG_WORDS, "query_logs", "logs"),
-        (_ALERT_WORDS, "query_metrics", "alerts"),
+        (_LOG_WORDS, QUERY_LOGS, "logs"),
+        (_ALERT_WORDS, QUERY_METRICS, "alerts"),
     ):
         if any(word in lowered for word in words) and tool not in tools:
             return "claim.negative_kind", f"it denies {kind}, but no cited no-hit searched {kind}"

@@ -44,7 +44,9 @@ from pytest_diageval.core.contract.contracts import (
     GatekeeperResult,
     ToolInvocation,
 )
+from pytest_diageval.core.contract.evidence_tools import INCIDENT_EVIDENCE_TOOLS
 from pytest_diageval.core.contract.gatekeeper_rules import NO_HIT_RAW_PATHS
+from pytest_diageval.core.contract.rules import ceiling as rule_ceiling
 from pytest_diageval.core.judge.claim_grounding import (
     contradicting_claims,
     negative_problem,
@@ -60,8 +62,6 @@ __all__ = [
     "label_rank",
 ]
 
-INCIDENT_EVIDENCE_TOOLS = frozenset({"query_metrics", "query_logs"})
-"""Tools whose output is a fact of this incident (``lookup_knowledge`` is guidance)."""
 
 _RANK: dict[FactVerification, int] = {
     "contradicted": 0,
@@ -75,6 +75,7 @@ _SUPPORT_LEVEL_CAP: dict[str, FactVerification] = {
     "none": "no_evidence",
 }
 _SUPPORTING = frozenset({"direct_evidence", "indirect_support"})
+_CONTRADICTS = "claim.contradicts_claim"
 _SERVICE_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-service")
 
 
@@ -134,11 +135,11 @@ def _without_contradictions(
     standing = [c for c in claims if ceilings[c.claim_id].ceiling in _SUPPORTING]
     for claim_id, other in contradicting_claims(standing, passed).items():
         ceiling = ceilings[claim_id]
-        if label_rank(ceiling.ceiling) > label_rank("no_evidence"):
+        if label_rank(ceiling.ceiling) > label_rank(rule_ceiling(_CONTRADICTS)):
             ceilings[claim_id] = ceiling.model_copy(
                 update={
-                    "ceiling": "no_evidence",
-                    "rule": "claim.contradicts_claim",
+                    "ceiling": rule_ceiling(_CONTRADICTS),
+                    "rule": _CONTRADICTS,
                     "reason": f"claim {claim_id} and claim {other} cite the same item with"
                     " opposite polarity; one piece of evidence cannot derive both",
                 }
@@ -153,18 +154,16 @@ def _ceiling(
     bound = sorted({row.source_invocation_id for row in passed if row.source_invocation_id})
     base = {"claim_id": claim.claim_id, "claim_type": claim.claim_type}
     if not claim.evidence_bindings:
-        return ClaimCeiling(
-            **base,
-            ceiling="no_evidence",
-            rule="claim.no_bindings",
+        return _stopped(
+            base,
+            "claim.no_bindings",
             reason=f"claim {claim.claim_id} binds no evidence (support_level"
             f" {claim.support_level!r} is the executor's word, not evidence)",
         )
     if not passed:
-        return ClaimCeiling(
-            **base,
-            ceiling="no_evidence",
-            rule="claim.bindings_failed",
+        return _stopped(
+            base,
+            "claim.bindings_failed",
             reason=f"no binding of claim {claim.claim_id} passed the gatekeeper",
         )
     if claim.claim_type == "negative_observation":
@@ -173,6 +172,15 @@ def _ceiling(
         ceiling = _positive_ceiling(claim, passed, by_id)
     ceiling = ceiling.model_copy(update={"bound_invocation_ids": bound})
     return _apply_support_level(claim, ceiling)
+
+
+def _stopped(
+    base: Mapping[str, str], rule: str, *, reason: str, runbook: bool = False
+) -> ClaimCeiling:
+    """The ceiling ``rule`` puts on the claim (its grade in the rules table), and why."""
+    return ClaimCeiling(
+        **base, ceiling=rule_ceiling(rule), runbook=runbook, rule=rule, reason=reason
+    )
 
 
 def _is_no_hit(row: CheckedBinding) -> bool:
@@ -187,28 +195,25 @@ def _positive_ceiling(
     base = {"claim_id": claim.claim_id, "claim_type": claim.claim_type}
     items = [row for row in passed if not _is_no_hit(row)]
     if not items:
-        return ClaimCeiling(
-            **base,
-            ceiling="no_evidence",
-            rule="claim.no_hit_not_support",
+        return _stopped(
+            base,
+            "claim.no_hit_not_support",
             reason=f"claim {claim.claim_id} ({claim.claim_type}) cites only searches that"
             " found nothing; a no-hit supports a negative_observation and nothing else",
         )
     if any(row.tool_name not in INCIDENT_EVIDENCE_TOOLS for row in items):
-        return ClaimCeiling(
-            **base,
-            ceiling="indirect_support",
+        return _stopped(
+            base,
+            "claim.runbook_binding",
             runbook=True,
-            rule="claim.runbook_binding",
             reason=f"claim {claim.claim_id} rests on runbook / knowledge guidance"
             " (lookup_knowledge); guidance is never a confirmed incident fact",
         )
     stray = _services_not_cited(claim.claim_text, items, by_id)
     if stray:
-        return ClaimCeiling(
-            **base,
-            ceiling="no_evidence",
-            rule="claim.subject_not_cited",
+        return _stopped(
+            base,
+            "claim.subject_not_cited",
             reason=f"claim {claim.claim_id} names {', '.join(stray)}, but none of the items"
             " it cites is about that service",
         )
@@ -217,8 +222,7 @@ def _positive_ceiling(
     problem = ungrounded(claim.claim_text, texts) if rows_known else None
     if problem is not None:
         rule, reason = problem
-        return ClaimCeiling(**base, ceiling="no_evidence", rule=rule,
-                            reason=f"claim {claim.claim_id}: {reason}")  # fmt: skip
+        return _stopped(base, rule, reason=f"claim {claim.claim_id}: {reason}")
     return ClaimCeiling(
         **base,
         ceiling="direct_evidence",
@@ -277,29 +281,26 @@ def _negative_ceiling(
     ids = [row.source_invocation_id for row in passed if _is_no_hit(row)]
     searches = [by_id[i] for i in ids if i is not None and i in by_id]
     if not searches:
-        return ClaimCeiling(
-            **base,
-            ceiling="no_evidence",
-            rule="claim.negative_without_no_hit",
+        return _stopped(
+            base,
+            "claim.negative_without_no_hit",
             reason=f"negative_observation {claim.claim_id} cites no completed search that"
             " found nothing; only such a search supports \u201c未检索到 \u2026\u201d",
         )
     problem = _subject_problem(claim.claim_text, searches)
     if problem is not None:
-        return ClaimCeiling(**base, ceiling="no_evidence", rule="claim.negative_subject",
-                            reason=f"negative_observation {claim.claim_id}: {problem}")  # fmt: skip
+        reason = f"negative_observation {claim.claim_id}: {problem}"
+        return _stopped(base, "claim.negative_subject", reason=reason)
     no_hits = [_item_text(row, by_id) for row in passed if _is_no_hit(row)]
     uncovered = negative_problem(claim.claim_text, searches) or negative_statement_problem(
         claim.claim_text, no_hits
     )
     if uncovered is not None:
         rule, reason = uncovered
-        return ClaimCeiling(**base, ceiling="no_evidence", rule=rule,
-                            reason=f"negative_observation {claim.claim_id}: {reason}")  # fmt: skip
+        return _stopped(base, rule, reason=f"negative_observation {claim.claim_id}: {reason}")
     if any(row.tool_name not in INCIDENT_EVIDENCE_TOOLS for row in passed):
-        return ClaimCeiling(**base, ceiling="indirect_support", runbook=True,
-                            rule="claim.runbook_binding", reason=f"negative_observation"
-                            f" {claim.claim_id} also rests on runbook guidance")  # fmt: skip
+        reason = f"negative_observation {claim.claim_id} also rests on runbook guidance"
+        return _stopped(base, "claim.runbook_binding", runbook=True, reason=reason)
     return ClaimCeiling(
         **base,
         ceiling="direct_evidence",
@@ -352,9 +353,9 @@ def _search_terms(invocation: ToolInvocation) -> list[str]:
     if isinstance(keywords, str):
         keywords = keywords.split()
     terms = [k for k in keywords or [] if isinstance(k, str) and k.strip()]
-    alert = _param(invocation, "alert_name")
-    query = _param(invocation, "query")
-    return terms + [t for t in (alert, query) if t]
+    # As sent, not lower-cased: normalise splits HighCPUUsage as it splits the claim's text.
+    named = [invocation.input_params.get(name) for name in ("alert_name", "query")]
+    return terms + [t.strip() for t in named if isinstance(t, str) and t.strip()]
 
 
 def _apply_support_level(claim: Claim, ceiling: ClaimCeiling) -> ClaimCeiling:

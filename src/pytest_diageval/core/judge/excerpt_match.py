@@ -2,17 +2,14 @@
 
 An excerpt must be a *quote* of the ref text: formatting may differ and parts may be left
 out, but nothing may be invented or changed. Both texts are tokenised by
-``core.excerpt_tokens`` (NFKC, casefold, camelCase split, numbers by value, ``...`` as
+``core.text.excerpt_tokens`` (NFKC, casefold, camelCase split, numbers by value, ``...`` as
 truncation; length units; which ref tokens are metadata).
 
 Scorer: in-order token coverage in a bounded window. ``score`` = 100 x (excerpt tokens found
 in order in the best source window) / (excerpt tokens), computed with
 ``rapidfuzz.distance.LCSseq`` on token lists. The window is ``m + max(2, m // 2)`` tokens for
 an ``m``-token excerpt, so a quote may skip a field but cannot be stitched from words spread
-over a long text. :data:`FILLER_WORDS` are ignored on both sides. ``fuzz.partial_ratio`` was
-rejected: it needs one contiguous window, so on the memory alert the 004 design's own quote
-(skipping ``threshold=85%``) scores 90.8 while a forged ``service=payment-service`` quote
-scores 93.0; no threshold separates them.
+over a long text. :data:`FILLER_WORDS` are ignored on both sides.
 
 Threshold: :data:`MATCH_THRESHOLD` = 100, every non-filler token must be found: normalisation,
 gaps and truncation absorb formatting, so a missing token is content the source does not hold

@@ -17,6 +17,7 @@ from pytest_diageval.core.contract.contracts import (
     FactVerification,
     ToolTraceSummaryItem,
 )
+from pytest_diageval.core.contract.rules import lowered_to
 from pytest_diageval.core.judge.claim_support import (
     INCIDENT_EVIDENCE_TOOLS,
     ClaimCeiling,
@@ -89,7 +90,7 @@ def reject_unknown_claims(
             kept.append(fact)
             continue
         label: FactVerification = (
-            "no_evidence" if fact.verification in SUPPORTING else fact.verification
+            lowered_to(CLAIM_UNKNOWN_RULE) if fact.verification in SUPPORTING else fact.verification
         )
         changed = label != fact.verification
         if changed or not fact.is_critical:
@@ -183,7 +184,7 @@ def _anchor_one(
         changes.append((label, CLAIM_CEILING_RULE, why))
     unbound = _unbound_refs(fact, set(ceiling.bound_invocation_ids), trace_summary)
     if label in SUPPORTING and unbound:
-        label = "no_evidence"
+        label = lowered_to(REF_NOT_BOUND_RULE)
         why = (
             f"the fact about claim {ceiling.claim_id} cites {unbound}, which the claim never"
             f" bound (it bound {ceiling.bound_invocation_ids})"
@@ -265,13 +266,12 @@ def _reference_problem(
     """``(new label, rule, reason)`` when the refs cannot carry the label; None when they can."""
     refs = fact.evidence_refs
     if not refs:
-        return "no_evidence", "fact.evidence_refs_empty", "fact cites no evidence_refs"
+        return _lowered("fact.evidence_refs_empty", "fact cites no evidence_refs")
     known_trace_refs = {item.trace_ref for item in trace_summary}
     named_ids = {i for ref in refs for i in ref.source_invocation_ids if i in session_ids}
     if not named_ids and not known_trace_refs.intersection(ref.trace_ref for ref in refs):
         cited = ", ".join(sorted({ref.trace_ref for ref in refs}))
-        return (
-            "no_evidence",
+        return _lowered(
             "fact.evidence_ref_unknown",
             f"evidence_refs ({cited}) name neither an existing trace_ref"
             " nor an invocation of this session",
@@ -281,8 +281,7 @@ def _reference_problem(
         # The schema offers only the session's trace refs: a ref outside them is made up, and
         # a fact that cites made-up evidence carries no label, whatever else it cites.
         shown = ", ".join(repr(ref[:_SHOWN_ID_CHARS]) for ref in unknown)
-        return (
-            "no_evidence",
+        return _lowered(
             TRACE_REF_UNKNOWN_RULE,
             f"evidence_refs cite {shown}, which this session's trace summary does not have"
             f" (it has {', '.join(item.trace_ref for item in trace_summary) or 'none'})",
@@ -290,21 +289,24 @@ def _reference_problem(
     entries = _cited_entries(fact, trace_summary, session_ids)
     fresh = [item for item in entries if _is_fresh_support(item, negative)]
     if not fresh:
-        return (
-            "no_evidence",
+        return _lowered(
             "fact.evidence_not_fresh",
             "evidence_refs point only at entries without fresh support"
             " (evidence_level none: failed, no-hit or deduped calls)",
         )
     only_indirect = not any(item.evidence_level == "direct" for item in fresh)
     if fact.verification == "direct_evidence" and not negative and only_indirect:
-        return (
-            "indirect_support",
+        return _lowered(
             "fact.evidence_level_cap",
             "evidence_refs point only at indirect entries (runbook guidance is not an"
             " incident fact), so the fact is at most indirectly supported",
         )
     return None
+
+
+def _lowered(rule: str, reason: str) -> tuple[FactVerification, str, str]:
+    """``(label, rule, reason)``: the label ``rule`` lowers a fact to (the rules table's)."""
+    return lowered_to(rule), rule, reason
 
 
 def incident_evidence_facts(
@@ -346,13 +348,14 @@ def unchecked_claims(
         if id(claim) in checked:
             continue
         reason = f"the verifier did not check claim {claim.claim_id}; every claim must be checked"
+        label = lowered_to(CLAIM_UNCHECKED_RULE)
         overrides.append(
             Override(
                 rule=CLAIM_UNCHECKED_RULE,
                 fact_index=len(facts) + len(added),
                 fact=claim.claim_text,
                 from_value=None,
-                to_value="no_evidence",
+                to_value=label,
                 reason=reason,
             )
         )
@@ -361,7 +364,7 @@ def unchecked_claims(
                 fact=claim.claim_text,
                 claim_id=claim.claim_id,
                 is_critical=True,
-                verification="no_evidence",
+                verification=label,
                 detail=reason,
             )
         )

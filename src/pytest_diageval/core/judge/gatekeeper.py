@@ -4,7 +4,8 @@ For every evidence binding of every claim and every recommended action it writes
 ``CheckedBinding`` row (what was cited, what the store holds, which rule stopped it) and
 grades the contract. It decides whether a citation is *real*, never whether a claim holds.
 
-The rules and their grades are listed in :mod:`~pytest_diageval.core.contract.gatekeeper_rules`.
+The rules and their grades are rows of :mod:`~pytest_diageval.core.contract.rules` (each row's
+severity is read from there), described in :mod:`~pytest_diageval.core.contract.gatekeeper_rules`.
 This module settles which invocation a binding cites; :mod:`.citation` checks the raw path and
 the excerpt against that invocation's row.
 
@@ -45,6 +46,7 @@ from pytest_diageval.core.contract.gatekeeper_rules import (
     PARSE_FAILED_RULE,
     TOOL_MISMATCH,
 )
+from pytest_diageval.core.contract.rules import severity
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.judge.citation import Cited, check_location
 
@@ -59,7 +61,7 @@ def parse_failure_result(detail: str) -> GatekeeperResult:
     message = f"executor output could not be parsed, no citation can be checked: {detail}"
     return GatekeeperResult(
         status="fail",
-        severity="low_confid",
+        severity=severity(PARSE_FAILED_RULE),
         failed_rules=[PARSE_FAILED_RULE],
         errors=[RuleMessage(rule=PARSE_FAILED_RULE, message=message)],
     )
@@ -92,14 +94,16 @@ def _claims_empty() -> CheckedBinding:
     # Without claims a verifier PASS over facts of its own choosing would publish the answer
     # unchecked; missing evidence grades low_confid (004), so the answer gets the disclaimer.
     message = "the contract has no claims: nothing in user_facing_answer is bound to evidence"
-    return CheckedBinding(status="fail", grade="low_confid", rule=CLAIMS_EMPTY, message=message)
+    return CheckedBinding(
+        status="fail", grade=severity(CLAIMS_EMPTY), rule=CLAIMS_EMPTY, message=message
+    )
 
 
 def _bindings_empty(claim_id: str, support_level: str) -> CheckedBinding:
     return CheckedBinding(
         claim_id=claim_id,
         status="fail",
-        grade="low_confid",
+        grade=severity(BINDINGS_EMPTY),
         rule=BINDINGS_EMPTY,
         message=(
             f"claim {claim_id}: support_level is {support_level!r} but evidence_bindings is"
@@ -110,13 +114,13 @@ def _bindings_empty(claim_id: str, support_level: str) -> CheckedBinding:
 
 def _result(rows: list[CheckedBinding], warnings: list[RuleMessage]) -> GatekeeperResult:
     failed = [row for row in rows if row.status == "fail"]
-    severity: Severity = max(
+    worst: Severity = max(
         (row.grade for row in failed), key=_SEVERITY_RANK.__getitem__, default="none"
     )
     errors = [RuleMessage(rule=row.rule or "", message=row.message or "") for row in failed]
     return GatekeeperResult(
         status="fail" if failed else "pass",
-        severity=severity,
+        severity=worst,
         checked_bindings=rows,
         failed_rules=list(dict.fromkeys(error.rule for error in errors)),
         warnings=warnings,
@@ -159,7 +163,6 @@ class _SessionCheck:
         )
         return cited.row(
             invocation_id=invocation_id,
-            grade="reject",
             rule=INVOCATION_REF,
             message=f"source_invocation_id {invocation_id} {where}",
         )
@@ -173,7 +176,6 @@ class _SessionCheck:
         if claimed != invocation.tool_name:
             return cited.row(
                 invocation_id=invocation_id,
-                grade="reject",
                 rule=TOOL_MISMATCH,
                 message=(
                     f"tool_name is {claimed!r} but invocation {invocation_id} is a"
@@ -189,7 +191,6 @@ class _SessionCheck:
                 return rejected
         return cited.row(
             invocation_id=None,
-            grade="low_confid",
             rule=INVOCATION_MISSING,
             message=(
                 f"source_invocation_ids lists {len(ids)} invocations {list(ids)} and no single"
@@ -208,7 +209,6 @@ class _SessionCheck:
             )
             return cited.row(
                 invocation_id=None,
-                grade="low_confid",
                 rule=INVOCATION_MISSING,
                 message=f"source_invocation_id is missing {why}",
             )
@@ -233,7 +233,6 @@ class _SessionCheck:
             return checked
         return cited.row(
             invocation_id=invocation.id,
-            grade="low_confid",
             rule=AUTO_BACKFILL,
             message=(
                 f"source_invocation_id {invocation.id} was auto-filled, not cited;"

@@ -14,7 +14,7 @@ refs, ``lookup_knowledge``                      ``supported``  indirect
 refs, ``query_metrics`` / ``query_logs``        ``supported``  direct
 ==============================================  =============  ==============
 
-This is the per-row rule of ``core.trace_summary`` (knowledge lookups are indirect because
+This is the per-row rule of ``core.evidence.trace_summary`` (knowledge lookups are indirect because
 a runbook is guidance, never a fact about the current incident), except that legacy rows
 count as no evidence here: the rule score trusts only what the recorder's contract states,
 it does not re-read output previews.
@@ -44,6 +44,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_diageval.core.contract.contracts import EvidenceLevel, ToolInvocation
+from pytest_diageval.core.contract.evidence_tools import GUIDANCE_TOOLS
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.judge.verdict import round_score
 
@@ -61,7 +62,7 @@ __all__ = [
 RULE_SET_VERSION = "1"
 RowOutcome = Literal["supported", "failed", "no_hit", "deduped", "legacy"]
 
-_INDIRECT_TOOLS = frozenset({"lookup_knowledge"})
+_INDIRECT_TOOLS = GUIDANCE_TOOLS
 _DIRECT_BONUS = Fraction(3, 5)
 _CORROBORATION_BONUS = Fraction(1, 5)
 _INDIRECT_BONUS = Fraction(1, 5)

@@ -34,7 +34,7 @@ the decision. The decision is recomputed from ``facts_checked`` in five steps:
    exactly ``0.5333`` on every platform.
 4. **Gatekeeper cap**: severity ``reject`` → REJECT with score 0.0; ``low_confid`` → at most
    LOW_CONFID, score unchanged.
-5. **Scope** (issue 25; :mod:`pytest_diageval.core.scope.session`). ``claims`` are the
+5. **Scope** (:mod:`pytest_diageval.core.scope.session`). ``claims`` are the
    in-scope claims only; the claims the question's scope set aside (``claims_set_aside``) are
    not judged at all, and every verifier fact about one is dropped before step 0 (an
    ``scope.set_aside`` override each): the verdict rests on the in-scope claims (004: 窄范围
@@ -65,6 +65,8 @@ from pytest_diageval.core.contract.contracts import (
     Verdict,
     VerifierOutput,
 )
+from pytest_diageval.core.contract.evidence_tools import GUIDANCE_TOOLS
+from pytest_diageval.core.contract.rules import sets
 from pytest_diageval.core.judge.claim_support import ClaimCeiling, claim_ceilings
 from pytest_diageval.core.judge.fact_support import (
     SUPPORTING,
@@ -102,6 +104,10 @@ VERIFICATION_WEIGHTS: dict[FactVerification, Fraction] = {
 SCORE_DECIMALS = 4
 SET_ASIDE = "scope.set_aside"
 NO_CLAIM_IN_SCOPE = "scope.no_claim_in_scope"
+_FALLBACK = "verifier.fallback"
+_GATEKEEPER_REJECT = "gatekeeper.reject"
+_GATEKEEPER_LOW_CONFID = "gatekeeper.low_confid"
+_RUNBOOK_ONLY = "verdict.runbook_only"
 _WEIGHT_NAMES = {"direct_evidence": "direct", "indirect_support": "indirect"}
 
 
@@ -203,13 +209,13 @@ def fallback_decision(reason: str, gatekeeper: GatekeeperResult | None) -> Verdi
         raise ValueError("fallback_decision: reason must name why the verifier output is unusable")
     overrides = [
         Override(
-            rule="verifier.fallback",
+            rule=_FALLBACK,
             from_value=None,
-            to_value="LOW_CONFID",
+            to_value=sets(_FALLBACK),
             reason=reason,
         )
     ]
-    verdict: Verdict = "LOW_CONFID"
+    verdict = sets(_FALLBACK)
     if gatekeeper is not None:
         verdict, _ = _apply_gatekeeper_cap(verdict, 0.0, gatekeeper, overrides)
     return VerdictDecision(
@@ -295,30 +301,35 @@ def _runbook_cap(
         if ceiling.runbook:
             overrides.append(
                 Override(
-                    rule="verdict.runbook_only",
+                    rule=_RUNBOOK_ONLY,
                     from_value="PASS",
-                    to_value="LOW_CONFID",
+                    to_value=sets(_RUNBOOK_ONLY),
                     reason=f"claim {ceiling.claim_id} rests on runbook guidance: {ceiling.reason}",
                 )
             )
-            return "LOW_CONFID"
+            return sets(_RUNBOOK_ONLY)
     by_ref = {item.trace_ref: item for item in trace_summary}
     for index, fact in enumerate(facts):
         tools = {
             by_ref[ref.trace_ref].tool_name for ref in fact.evidence_refs if ref.trace_ref in by_ref
         }
-        if fact.is_critical and fact.verification in SUPPORTING and tools == {"lookup_knowledge"}:
+        if (
+            fact.is_critical
+            and fact.verification in SUPPORTING
+            and tools
+            and tools <= GUIDANCE_TOOLS
+        ):
             overrides.append(
                 Override(
-                    rule="verdict.runbook_only",
+                    rule=_RUNBOOK_ONLY,
                     fact_index=index,
                     fact=fact.fact,
                     from_value="PASS",
-                    to_value="LOW_CONFID",
+                    to_value=sets(_RUNBOOK_ONLY),
                     reason="a critical fact rests on runbook guidance alone",
                 )
             )
-            return "LOW_CONFID"
+            return sets(_RUNBOOK_ONLY)
     return verdict
 
 
@@ -353,10 +364,11 @@ def _no_claim_in_scope(
     """Always recorded (even over a LOW_CONFID 0.0): the templates name it as the gap."""
     ids = ", ".join(claim.claim_id for claim in claims_set_aside)
     reason = f"every claim ({ids}) is outside the question's scope (score {score} -> 0.0)"
+    capped = sets(NO_CLAIM_IN_SCOPE)
     overrides.append(
-        Override(rule=NO_CLAIM_IN_SCOPE, from_value=verdict, to_value="LOW_CONFID", reason=reason)
+        Override(rule=NO_CLAIM_IN_SCOPE, from_value=verdict, to_value=capped, reason=reason)
     )
-    return "LOW_CONFID", 0.0
+    return capped, 0.0
 
 
 def _apply_gatekeeper_cap(
@@ -367,30 +379,30 @@ def _apply_gatekeeper_cap(
         if verdict != "REJECT":
             overrides.append(
                 Override(
-                    rule="gatekeeper.reject",
+                    rule=_GATEKEEPER_REJECT,
                     from_value=verdict,
-                    to_value="REJECT",
+                    to_value=sets(_GATEKEEPER_REJECT),
                     reason=f"gatekeeper graded the citations reject (failed rules: {rules})",
                 )
             )
         if score != 0.0:
             overrides.append(
                 Override(
-                    rule="gatekeeper.reject",
+                    rule=_GATEKEEPER_REJECT,
                     from_value=score,
                     to_value=0.0,
                     reason="a gatekeeper reject sets the score to 0.0",
                 )
             )
-        return "REJECT", 0.0
+        return sets(_GATEKEEPER_REJECT), 0.0
     if gatekeeper.severity == "low_confid" and verdict == "PASS":
         overrides.append(
             Override(
-                rule="gatekeeper.low_confid",
+                rule=_GATEKEEPER_LOW_CONFID,
                 from_value="PASS",
-                to_value="LOW_CONFID",
+                to_value=sets(_GATEKEEPER_LOW_CONFID),
                 reason=f"gatekeeper graded the citations low_confid (failed rules: {rules})",
             )
         )
-        return "LOW_CONFID", score
+        return sets(_GATEKEEPER_LOW_CONFID), score
     return verdict, score

@@ -55,6 +55,7 @@ from pytest_diageval.core.contract.contracts import (
     ToolTraceSummaryItem,
     VerifierInput,
 )
+from pytest_diageval.core.contract.evidence_tools import LOOKUP_KNOWLEDGE
 from pytest_diageval.core.evidence.store import stable_json
 from pytest_diageval.core.evidence.trace_summary import OUTPUT_SUMMARY_CHARS
 
@@ -339,7 +340,7 @@ def _widest_view(trace_entries: int) -> dict[str, Any]:
     }
     entry = {
         "trace_ref": text("id"),
-        "tool_name": "lookup_knowledge",
+        "tool_name": LOOKUP_KNOWLEDGE,
         "source_invocation_ids": [wide_id],
         "evidence_level": "indirect",
         "output_summary": text("output_summary"),

@@ -1,4 +1,4 @@
-"""One session's scope, and the claims it sets aside (issue 25 part 2).
+"""One session's scope, and the claims it sets aside.
 
 :func:`session_scope` is the session's :class:`ScopeContract`: the floor read from the query
 (:func:`~.floor.scope_floor`), in a world of :class:`ScopeNames`. The planner's proposal is a
@@ -11,8 +11,8 @@ answer read (never a finding, never the answer's text) and kept in the audit as 
 :class:`SetAsideClaim` (its id, the rules, the reasons). What each rule then does to severity
 and verdict is :mod:`pytest_diageval.core.judge.verdict`'s step 5.
 
-:func:`checked_plan` does the same to the planner's plan before the executor sees it (issue 25
-part 4): a step that names a service or alert outside the scope, or an excluded item, is
+:func:`checked_plan` does the same to the planner's plan before the executor sees it:
+a step that names a service or alert outside the scope, or an excluded item, is
 dropped (``scope.out_of_scope_plan_step``), and a plan whose sentence does so is withheld
 whole; each is kept in the audit as a :class:`SetAsidePlanStep`.
 """

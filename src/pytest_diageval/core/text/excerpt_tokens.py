@@ -1,4 +1,4 @@
-"""Tokens of an excerpt or an evidence ref text, as ``core.excerpt_match`` compares them.
+"""Tokens of an excerpt or an evidence ref text, as ``core.judge.excerpt_match`` compares them.
 
 Normalisation: NFC, then per character NFKC (full-width ``ＪＶＭ：９１％`` is ``JVM:91%``) and
 casefold; camelCase is split (``HighMemoryUsage`` = ``high memory usage``); apostrophes are

@@ -2,8 +2,9 @@
 checks, the request diff that explains a stale cassette, secret scrubbing and scanning, replay
 matching, the re-record command a message names, and a recording's progress per request.
 
-May import the core, the agents and ``harness.settings``. vcrpy is imported by ``session``
-only, so a scripted run never loads it. Other subpackages import only the modules in
+May import the core, the agents and ``harness.settings``. vcrpy is loaded with ``session``
+only, so a scripted run never loads it; its names outside ``vcr.VCR`` and ``vcr.Request`` sit in
+``vcr_adapter``. Other subpackages import only the modules in
 ``__all__``.
 """
 

@@ -1,11 +1,11 @@
 """How a cassette file looks on disk: readable YAML, always UTF-8.
 
-Split from :mod:`pytest_diageval.harness.cassettes.session`, which registers these with vcrpy. Both
-replace a vcrpy default that would make cassettes hard to review or silently re-recorded:
-the stock serializer escapes every Chinese character as ``\\uXXXX``, and the stock
-persister reads in the locale's encoding and treats an unreadable cassette as an empty one.
-The persister reports a broken file with an error type it is given, so this module needs
-nothing from ``cassettes`` (no import cycle).
+:mod:`pytest_diageval.harness.cassettes.session` registers these with vcrpy. Both replace a
+vcrpy default that would make cassettes hard to review or silently re-recorded: the stock
+serializer escapes every Chinese character as ``\\uXXXX``, and the stock persister reads in the
+locale's encoding and treats an unreadable cassette as an empty one. The persister reports a
+broken file with an error type it is given, so this module needs nothing from ``cassettes`` (no
+import cycle).
 """
 
 from __future__ import annotations
@@ -15,14 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from vcr.persisters.filesystem import CassetteNotFoundError
-from vcr.request import Request
-from vcr.serialize import serialize
-from vcr.serializers import compat, yamlserializer
 
 from pytest_diageval.core.evidence.yaml_limits import YamlLimitError, safe_load_limited
 from pytest_diageval.harness.cassettes.check import cassette_problem
 from pytest_diageval.harness.cassettes.samples import holds_recording
+from pytest_diageval.harness.cassettes.vcr_adapter import (
+    CassetteNotFoundError,
+    request_from_dict,
+    response_to_bytes,
+    serialize,
+    yaml_deserialize,
+)
 from pytest_diageval.harness.outputs import write_atomically
 
 __all__ = ["ReadableYaml", "Utf8Persister", "holds_recording", "utf8_text"]
@@ -49,7 +52,7 @@ class ReadableYaml:
 
     @staticmethod
     def deserialize(cassette_string: str) -> Any:
-        return yamlserializer.deserialize(cassette_string)
+        return yaml_deserialize(cassette_string)
 
     @staticmethod
     def serialize(cassette_dict: Any) -> str:
@@ -127,8 +130,8 @@ class Utf8Persister:
         if problem is not None:
             raise self._unreadable_error(f"cassette {path}: {problem}")
         interactions = data["interactions"]
-        requests = [Request._from_dict(dict(i["request"])) for i in interactions]
-        responses = [compat.convert_to_bytes(i["response"]) for i in interactions]
+        requests = [request_from_dict(dict(i["request"])) for i in interactions]
+        responses = [response_to_bytes(i["response"]) for i in interactions]
         return requests, responses
 
     def save_cassette(self, cassette_path: str, cassette_dict: Any, serializer: Any) -> None:

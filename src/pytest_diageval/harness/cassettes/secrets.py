@@ -1,9 +1,9 @@
 """Keeping credentials out of cassettes: scrub before save, scan after.
 
-Split from :mod:`pytest_diageval.harness.cassettes.session` (which re-exports the public constants
-and raises ``SecretLeakError`` from :func:`find_secret`'s answer), so everything that decides
-what may reach disk sits in one place. This module knows nothing of the cassette session or
-its errors: the dependency runs from ``cassettes`` to here only.
+Everything that decides what may reach disk sits here;
+:mod:`pytest_diageval.harness.cassettes.session` re-exports the public constants and raises
+``SecretLeakError`` from :func:`find_secret`'s answer. This module knows nothing of the cassette
+session or its errors: the dependency runs from ``cassettes`` to here only.
 
 * Request headers are stored from an allowlist (content type, accept and the
   ``X-Diageval-*`` headers that say which agent made the call).
@@ -34,6 +34,7 @@ import httpx2
 from vcr.request import Request
 
 from pytest_diageval.agents.llm import ROUND_HEADER, STAGE_HEADER
+from pytest_diageval.harness.cassettes.vcr_adapter import request_from_dict, request_to_dict
 
 __all__ = [
     "DROPPED_HEADERS",
@@ -141,13 +142,13 @@ def _scrub_headers(headers: Any, secrets: Sequence[str], keep: Callable[[str], b
 
 
 def _scrub_request(request: Request, secrets: Sequence[str]) -> Request:
-    data = request._to_dict()
+    data = request_to_dict(request)
     data["headers"] = _scrub_headers(
         data["headers"], secrets, lambda name: name in _KEPT_REQUEST_HEADERS
     )
     data["uri"] = scrub_text(data["uri"], secrets)
     data["body"] = _scrubbed_body(data["body"], secrets, indent=2)
-    return Request._from_dict(data)
+    return request_from_dict(data)
 
 
 def _scrub_response(response: dict[str, Any], secrets: Sequence[str]) -> dict[str, Any]:

@@ -72,7 +72,6 @@ from typing import Any, Self
 import httpx2
 import openai
 import vcr
-from vcr.patch import PATCHER_NAMES
 from vcr.request import Request
 
 from pytest_diageval.harness.cassettes.diff import (
@@ -93,6 +92,7 @@ from pytest_diageval.harness.cassettes.secrets import (
     before_save_scrubber,
     find_secret,
 )
+from pytest_diageval.harness.cassettes.vcr_adapter import PATCHER_NAMES, cassette_context
 from pytest_diageval.harness.settings import RECORD_MODES, RecordMode
 
 __all__ = [
@@ -218,7 +218,7 @@ class CassetteSession:
                 + self._rerecord_hint()
             )
         self._persister = Utf8Persister(CassetteError)
-        self._context = SessionCassette.use_arg_getter(self._cassette_config)
+        self._context = cassette_context(SessionCassette, _VCR, self._cassette_config)
         self._cassette = self._context.__enter__()
         self._cassette.on_miss = self._stale_error
         self.replay_only = bool(self._cassette.write_protected)
@@ -268,18 +268,13 @@ class CassetteSession:
         self.abandoned = True
 
     def _cassette_config(self) -> dict[str, Any]:
-        config: dict[str, Any] = _VCR.get_merged_config(
-            path=str(self.record_path),
-            record_mode=_VCR_MODE[self.record_mode],
-            before_save_interaction=before_save_scrubber(self.secrets),
-            persister=self._persister,
-            drop_unused_requests=self.may_record,  # a replay never rewrites its cassette
-        )
-        # VCR wraps request filters in a deepcopy of the request, run four times per replayed
-        # request: the largest replay cost after stock body matching. We filter nothing at
-        # request time (secrets are scrubbed on save, from copies), so we drop the wrapper.
-        config["before_record_request"] = None
-        return config
+        return {
+            "path": str(self.record_path),
+            "record_mode": _VCR_MODE[self.record_mode],
+            "before_save_interaction": before_save_scrubber(self.secrets),
+            "persister": self._persister,
+            "drop_unused_requests": self.may_record,  # a replay never rewrites its cassette
+        }
 
     @property
     def recorded_model(self) -> str | None:
@@ -306,7 +301,7 @@ class CassetteSession:
     @property
     def recorded_count(self) -> int:
         """Interactions recorded in this session (not loaded from the file)."""
-        return len(self.cassette.data) - int(self.cassette._loaded_count)
+        return len(self.cassette.data) - int(self.cassette.loaded_count)
 
     def verify(self, run_error: str | None = None) -> None:
         """After the run: raise the first stale miss, then the error that stopped the run
@@ -322,27 +317,27 @@ class CassetteSession:
         cassette = self.cassette
         unplayed = [
             (number, request)
-            for number, (request, _) in enumerate(cassette.data[: cassette._loaded_count], 1)
+            for number, (request, _) in enumerate(cassette.data[: cassette.loaded_count], 1)
             if cassette.play_counts[number - 1] == 0
         ]
         if run_error is not None:
             left = f"; {len(unplayed)} recorded interaction(s) were then left unplayed"
             raise CassetteReplayError(
                 f"cassette {self.path}: the replay stopped after {self.play_count} of"
-                f" {cassette._loaded_count} recorded interaction(s): {run_error}"
+                f" {cassette.loaded_count} recorded interaction(s): {run_error}"
                 + (left if unplayed else "")
                 + self._rerecord_hint()
             )
         if unplayed:
             listed = ", ".join(f"#{number} {describe_request(req)}" for number, req in unplayed)
             raise UnplayedInteractionsError(
-                f"cassette {self.path}: {len(unplayed)} of {cassette._loaded_count} recorded "
+                f"cassette {self.path}: {len(unplayed)} of {cassette.loaded_count} recorded "
                 f"interaction(s) were never replayed: {listed}. The run took a shorter path "
                 "than when it was recorded." + self._rerecord_hint()
             )
 
     def _stale_error(self, request: Request, number: int) -> StaleCassetteError:
-        loaded = self.cassette.data[: self.cassette._loaded_count]
+        loaded = self.cassette.data[: self.cassette.loaded_count]
         recorded = loaded[number - 1][0] if number <= len(loaded) else None
         if recorded is None:
             detail = (

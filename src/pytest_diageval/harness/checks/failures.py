@@ -23,14 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from _pytest._code.code import (
-    ReprEntryNative,
-    ReprExceptionInfo,
-    ReprFileLocation,
-    ReprTraceback,
-)
 
 from pytest_diageval.harness.format import errors as _errors
+from pytest_diageval.harness.pytest_adapter import ReprExceptionInfo, native_failure
 
 __all__ = [
     "FULL_STYLES",
@@ -84,12 +79,7 @@ def failure_repr(
     # pytest prints the crash line itself under --tb=line, after whatever the repr prints.
     text = [] if style == "line" else [first_line, *body]
     path, line = location
-    return ReprExceptionInfo(
-        reprtraceback=ReprTraceback(
-            [ReprEntryNative([f"{entry}\n" for entry in text])], None, "native"
-        ),
-        reprcrash=ReprFileLocation(path, line, first_line),
-    )
+    return native_failure(path, line, first_line, text)
 
 
 def problems_repr(

@@ -1,6 +1,6 @@
 """The ``set_aside`` expectation: which claims the question's scope set aside, and by which rules.
 
-``set_aside: {claims: [claim-2], rules: [scope.out_of_scope]}`` (issue 25). Both lists are exact
+``set_aside: {claims: [claim-2], rules: [scope.out_of_scope]}``. Both lists are exact
 sets over the final round (``claims: []`` says nothing was set aside); rules are the three
 public names of :mod:`pytest_diageval.core.scope.claims`. ``calls`` are the final round's
 evidence calls the scope refused (``query_logs service=payment-service``) and ``plan_steps``

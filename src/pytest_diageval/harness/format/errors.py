@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
 from pytest_diageval.agents.scripted.content import nested_model
+from pytest_diageval.core.contract.contracts import EVIDENCE_TOOLS
 from pytest_diageval.harness.format.scenario import EXPECT_KEYS, Expect, Scenario
 
 __all__ = [
@@ -281,7 +282,7 @@ _MISSING_HINTS = {
     "world": "a packaged world name (default), a YAML path relative to this file, or a mapping",
     "query": "the user's diagnosis question",
     "title": "one line saying what the scenario proves",
-    "tool": "one of query_metrics, query_logs, lookup_knowledge",
+    "tool": f"one of {', '.join(EVIDENCE_TOOLS)}",
     "stage": "one of planner, executor, verifier, grader",
 }
 _PATTERN_HINTS = {

@@ -23,8 +23,8 @@ from pydantic import (
 )
 
 from pytest_diageval.agents.results import AnswerKind
+from pytest_diageval.core.contract import evidence_tools
 from pytest_diageval.core.contract.contracts import (
-    EVIDENCE_TOOLS,
     ClaimType,
     EvidenceStatus,
     Severity,
@@ -33,6 +33,7 @@ from pytest_diageval.core.contract.contracts import (
 from pytest_diageval.core.evidence.tool_arguments import TOOL_NAMES
 from pytest_diageval.core.scope.claims import SCOPE_RULES
 from pytest_diageval.harness.format.rule_names import GatekeeperRule
+from pytest_diageval.harness.format.strict_values import Rounds
 
 __all__ = [
     "EXPECT_KEYS",
@@ -55,9 +56,7 @@ __all__ = [
     "no_duplicates",
 ]
 
-EvidenceTool = Literal["query_metrics", "query_logs", "lookup_knowledge"]
-# The Literal gives editors an enum; this fails at import if it drifts from the tools.
-assert get_args(EvidenceTool) == EVIDENCE_TOOLS, "EvidenceTool must equal EVIDENCE_TOOLS"
+EvidenceTool = evidence_tools.ToolName  # a Literal: editors get an enum
 ParseStatusName = Literal["valid", "failed"]
 ScopeRule = Literal["scope.out_of_scope", "scope.excluded_topic", "scope.narrow_claim_type"]
 assert get_args(ScopeRule) == SCOPE_RULES, "ScopeRule must equal core.scope.claims.SCOPE_RULES"
@@ -305,7 +304,7 @@ class Expect(StrictModel):
         None, description="Final derived verdict, or a list of allowed ones. 最终判定。"
     )
     groundedness: ScoreRange | None = Field(None, description="Final derived score range.")
-    rounds: Literal[1, 2] | None = Field(None, description="Verifier rounds run (1 or 2).")
+    rounds: Rounds | None = Field(None, description="Verifier rounds run (1 or 2).")
     answer: AnswerKind | None = Field(
         None, description="Kind of final answer: direct | disclaimer | degraded."
     )

@@ -23,8 +23,9 @@ from pydantic import ValidationError
 from pytest_diageval.core.evidence.world import World, WorldError, available_worlds, load_world
 from pytest_diageval.core.evidence.yaml_limits import (
     YamlLimitError,
-    check_aliases,
-    may_contain_alias,
+    load_limited,
+    path_problem,
+    read_limited,
 )
 from pytest_diageval.harness.cassettes.rerecord import rerecord_command
 from pytest_diageval.harness.format import errors as _errors
@@ -44,6 +45,7 @@ __all__ = [
     "load_scenario_world",
     "resolve_cassette_path",
     "resolve_world_spec",
+    "unexpected_error",
 ]
 
 
@@ -130,9 +132,30 @@ def load_scenario(path: str | Path, checks: CheckRegistry | None = None) -> Scen
     return scenario
 
 
+def unexpected_error(path: str | Path, error: BaseException) -> ScenarioError:
+    """The ScenarioError of a failure no check foresaw, at the file (the catch-all of a
+    collector: a user's file never ends the session in a traceback)."""
+    try:
+        detail = " ".join(str(error).split())
+    except Exception:  # even the message of the error cannot be made
+        detail = ""
+    detail = detail if len(detail) <= 200 else detail[:200] + "…"
+    return ScenarioError(
+        path,
+        None,
+        None,
+        "",
+        f"cannot be used ({type(error).__name__}{': ' + detail if detail else ''}); look in it,"
+        " its world and its cassette for an unusual value, and report the file to"
+        " pytest-diageval if it looks valid",
+    )
+
+
 def _read(path: Path) -> str:
     try:
-        raw = path.read_bytes()
+        raw = read_limited(path)
+    except YamlLimitError as error:
+        raise ScenarioError(path, None, None, "", str(error)) from None
     except OSError as error:
         raise ScenarioError(
             path, None, None, "", f"cannot read the file: {error.strerror}"
@@ -145,13 +168,10 @@ def _read(path: Path) -> str:
 
 
 def _parse(path: Path, text: str) -> tuple[yaml.Node | None, Any]:
-    """``yaml.safe_load`` that also returns the node tree (for positions)."""
-    loader = _Loader(text)
+    """``yaml.safe_load`` within the limits of core.evidence.yaml_limits, with the node tree (for
+    positions)."""
     try:
-        root = loader.get_single_node()
-        if root is not None and may_contain_alias(text):
-            check_aliases(root)  # before anything walks the aliases: see core.yaml_limits
-        return root, (loader.construct_document(root) if root is not None else None)
+        return load_limited(text)
     except YamlLimitError as error:
         line, column = _errors.line_column(error.mark) if error.mark else (None, None)
         raise ScenarioError(path, line, column, "", f"invalid YAML: {error.message}") from None
@@ -167,8 +187,6 @@ def _parse(path: Path, text: str) -> tuple[yaml.Node | None, Any]:
         raise ScenarioError(path, line, column, "", message) from None
     except yaml.YAMLError as error:
         raise ScenarioError(path, None, None, "", f"invalid YAML: {error}") from None
-    finally:
-        loader.dispose()
 
 
 def _is_tab(text: str, line: int | None, column: int | None) -> bool:
@@ -220,6 +238,7 @@ def resolve_world_spec(
         )
     # Absolute, so that load_world does not join the scenario folder a second time.
     path = (scenario_path.parent / spec).absolute()
+    _check_path(path, scenario_path, ("world",), "world file")
     if not path.name.endswith((".yaml", ".yml")):
         _raise_at(
             scenario_path,
@@ -279,8 +298,10 @@ def resolve_cassette_path(
     *,
     must_exist: bool = False,
     roots: Sequence[Path] = (),
+    reference: bool = False,
 ) -> Path | None:
-    """The scenario's cassette file, or None for a scripted scenario.
+    """The scenario's cassette file, or None for a scripted or reference scenario (and, with
+    ``reference`` (``--diageval-model reference``), for every scenario that is not scripted).
 
     ``llm.cassette`` is relative to the scenario file; without ``llm`` the default is
     :func:`default_cassette_path`. With ``must_exist`` (replay mode) a missing file is a
@@ -289,13 +310,16 @@ def resolve_cassette_path(
     """
     scenario_path = Path(scenario_path)
     llm = scenario.llm
-    if llm is not None and llm.script is not None:
+    if llm is not None and (llm.script is not None or llm.reference):
+        return None
+    if reference:
         return None
     where: tuple[str, ...]
     if llm is not None and llm.cassette is not None:
         path, where = scenario_path.parent / llm.cassette, ("llm", "cassette")
     else:
         path, where = default_cassette_path(scenario.scenario_id, cassette_dir), ("id",)
+    _check_path(path, scenario_path, where, "cassette")
     _confine(path, roots, scenario_path, where, "cassette")
     if must_exist and not path.is_file():
         _raise_at(
@@ -306,6 +330,14 @@ def resolve_cassette_path(
             " --diageval-base-url <endpoint> --diageval-model <model>`",
         )
     return path
+
+
+def _check_path(path: Path, scenario_path: Path, loc: tuple[str, ...], what: str) -> None:
+    """A ScenarioError at ``loc`` for a path that can name no file (core.evidence.yaml_limits)."""
+    problem = path_problem(path)
+    if problem is not None:
+        shown = repr(str(path)) if len(str(path)) <= 120 else repr(str(path)[:120]) + "…"
+        _raise_at(scenario_path, loc, f"the {what} {shown} cannot be opened: {problem}")
 
 
 def _confine(

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pytest_diageval.core.evidence.yaml_limits import read_limited, safe_load_limited
 from pytest_diageval.harness.settings import configured_cassette_dir, is_scenario_file
 
 __all__ = ["register_tag", "register_tag_markers", "scenario_tag_counts"]
 
 _REGISTERED = pytest.StashKey[set[str]]()
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def register_tag(config: pytest.Config, tag: str) -> None:
@@ -51,8 +51,8 @@ def scenario_tag_counts(files: Iterable[Path]) -> Counter[str]:
     counts: Counter[str] = Counter()
     for path in files:
         try:
-            data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            data = safe_load_limited(read_limited(path))  # within the limits, as collected
+        except (OSError, ValueError, yaml.YAMLError):  # YamlLimitError is a ValueError
             continue  # collection reports it; --markers lists what it can read
         if not isinstance(data, dict) or "expect" not in data:
             continue

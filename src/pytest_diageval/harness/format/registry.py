@@ -338,10 +338,7 @@ _STASH_KEY: dict[str, Any] = {}
 def project_checks(args: list[str] | None = None) -> CheckRegistry:
     """The checks of the project in the current folder, as ``pytest`` there would see them
     (its plugins and its ``conftest.py``): what ``diageval schema`` prints."""
-    import pytest
+    from pytest_diageval.harness.pytest_adapter import standalone_config
 
-    config = pytest.Config.fromdictargs({}, list(args or []))
-    try:
+    with standalone_config(args or []) as config:
         return config_checks(config)
-    finally:
-        config._ensure_unconfigure()

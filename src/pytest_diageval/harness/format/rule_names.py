@@ -1,9 +1,9 @@
-"""Gatekeeper rule names in scenarios: checked against the gatekeeper's own rule table.
+"""Gatekeeper rule names in scenarios: checked against the rules table the code reads.
 
 A misspelt name under ``expect.gatekeeper`` would make ``failed_rules_include`` fail (or an
 exact ``failed_rules`` set pass) for the wrong reason. The table is
-:mod:`pytest_diageval.core.contract.gatekeeper_rules`; its ``*_RULES`` sets are read at each check,
-never copied, so a rule added there is accepted with no other change.
+:mod:`pytest_diageval.core.contract.rules`; its gatekeeper rows are read at each check, never
+copied, so a rule added there is accepted with no other change.
 """
 
 from __future__ import annotations
@@ -13,22 +13,15 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
-from pytest_diageval.core.contract import gatekeeper_rules
+from pytest_diageval.core.contract import rules as rules_table
 
 __all__ = ["GatekeeperRule", "gatekeeper_rule_names"]
 
 
 def gatekeeper_rule_names() -> frozenset[str]:
-    """Every rule the gatekeeper can report: the union of the ``*_RULES`` sets of
-    :mod:`pytest_diageval.core.contract.gatekeeper_rules`, read at each call (never a copied
-    list)."""
-    return frozenset().union(
-        *(
-            value
-            for name, value in vars(gatekeeper_rules).items()
-            if name.endswith("_RULES") and isinstance(value, frozenset)
-        )
-    )
+    """Every rule the gatekeeper can report: the gatekeeper rows of
+    :data:`pytest_diageval.core.contract.rules.RULES`, read at each call (never a copied list)."""
+    return rules_table.rule_names("gatekeeper")
 
 
 def _known_rule(name: str) -> str:
@@ -41,4 +34,4 @@ def _known_rule(name: str) -> str:
 
 
 GatekeeperRule = Annotated[str, AfterValidator(_known_rule)]
-"""A rule name of the gatekeeper's table (``core.gatekeeper_rules``)."""
+"""A gatekeeper rule name of the rules table (``core.contract.rules``)."""

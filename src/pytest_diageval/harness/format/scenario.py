@@ -13,7 +13,7 @@ cassette path is decided by :func:`pytest_diageval.harness.format.loader.resolve
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -80,10 +80,17 @@ RESERVED_TAGS: frozenset[str] = frozenset(
 
 
 class LLMSpec(StrictModel):
-    """Where the model's answers come from: a recorded cassette or a script (exactly one)."""
+    """Where the model's answers come from: a recorded cassette, a script or the built-in
+    reference agent (exactly one)."""
 
     model_config = ConfigDict(
-        json_schema_extra={"oneOf": [{"required": ["cassette"]}, {"required": ["script"]}]}
+        json_schema_extra={
+            "oneOf": [
+                {"required": ["cassette"]},
+                {"required": ["script"]},
+                {"required": ["reference"]},
+            ]
+        }
     )
 
     cassette: NonEmptyText | None = Field(
@@ -97,13 +104,25 @@ class LLMSpec(StrictModel):
         " (Plan, ExecutorContract, VerifierOutput, GraderOutput) unless the entry says"
         " `invalid: true`; a `rubric` check adds a grader entry after the last round.",
     )
+    reference: Literal[True] | None = Field(
+        None,
+        description="true: the built-in reference agent answers (no model, offline): it calls"
+        " the evidence tools on the question's subject and cites what they return"
+        " (docs/reference-agent.md). 内置参考 agent 作答。",
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Self:
-        if (self.cassette is None) == (self.script is None):
-            given = "both" if self.cassette is not None else "neither"
-            raise ValueError(f"give exactly one of 'cassette' or 'script' ({given} given)")
+        given = [key for key in _SOURCES if getattr(self, key) is not None]
+        if len(given) != 1:
+            found = ", ".join(given) if given else "neither"
+            raise ValueError(
+                f"give exactly one of 'cassette', 'script' or 'reference: true' ({found} given)"
+            )
         return self
+
+
+_SOURCES = ("cassette", "script", "reference")
 
 
 class Scenario(StrictModel):

@@ -20,9 +20,17 @@ _MARK_INVALID = "mark a deliberately invalid answer with `invalid: true`"
 
 
 def script_content_problems(root: yaml.Node, scenario: Scenario) -> list[ScenarioProblem]:
-    """One problem per field of a scripted ``content`` its agent would refuse, in file order."""
+    """One problem per field of a scripted ``content`` its agent would refuse, in file order;
+    a ``rubric`` on a reference scenario (the reference agent does not grade)."""
     script = scenario.llm.script if scenario.llm is not None else None
     found: list[ScenarioProblem] = []
+    if scenario.llm is not None and scenario.llm.reference and scenario.expect.rubric:
+        line, column = _errors.key_position(root, ("expect", "rubric"))
+        message = (
+            "the reference agent (llm.reference) does not grade: a rubric needs a grader's"
+            " answer, from a script (a grader entry after the last round) or a cassette"
+        )
+        found.append(ScenarioProblem(line, column, "expect.rubric", message))
     for index, entry in enumerate(script or []):
         if entry.content is None:
             continue

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from pytest_diageval.core.contract.contracts import ToolInvocation
+from pytest_diageval.core.contract.evidence_tools import INCIDENT_EVIDENCE_TOOLS
 from pytest_diageval.core.text.excerpt_tokens import NEGATION_WORDS
 
 __all__ = [
@@ -26,7 +27,7 @@ __all__ = [
 ]
 
 Data = dict[str, Any]
-INCIDENT_TOOLS = frozenset({"query_metrics", "query_logs"})
+INCIDENT_TOOLS = INCIDENT_EVIDENCE_TOOLS
 Edit = tuple[str, Data | None, Data | None] | str
 
 _LAST_INDEX = re.compile(r"\[(\d+)\](?!.*\[\d+\])")

@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from pytest_diageval.harness.collect import ScenarioFile
 from pytest_diageval.harness.format.loader import load_scenario_world
@@ -38,7 +37,9 @@ from pytest_diageval.harness.mutation.scope_mutants import (
     scope_mutants,
     without_set_aside_targets,
 )
+from pytest_diageval.harness.pytest_adapter import TerminalRepr
 from pytest_diageval.harness.report.reporter import audit_trail
+from pytest_diageval.harness.runner import script_entries
 
 __all__ = [
     "MutantItem",
@@ -115,9 +116,7 @@ class MutationNode(ScenarioNode):
         scenario = self.scenario
         world = load_scenario_world(scenario, self.path)
         if self.cassette is None:
-            assert scenario.llm is not None
-            assert scenario.llm.script is not None
-            entries = scenario.llm.script
+            entries = script_entries(scenario, world)
         else:
             run = self.run()  # the cassette's own replay: stale or broken cassettes stop here
             if run.result is None:
@@ -143,7 +142,7 @@ class MutationSetupItem(pytest.Item):
         raise MutationSetupError(self.parent.setup_error)
 
     def repr_failure(
-        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
         assert isinstance(self.parent, MutationNode)
         return f"scenario {self.parent.scenario_id} cannot be mutated: {excinfo.value}"
@@ -210,7 +209,7 @@ class MutantItem(pytest.Item):
             raise MutantSurvived(survivor_message(self.mutant, self.outcome))
 
     def repr_failure(
-        self, excinfo: ExceptionInfo[BaseException], style: Any = None
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
         header = f"scenario {self.node.scenario_id} — mutant[{self.mutant.name}]"
         if isinstance(excinfo.value, MutantSurvived):

@@ -31,7 +31,7 @@ Per claim (``<kind>-<claim id>-all``):
 * ``reattributed``: the claim (and the answer) re-attributed to another service of the
   world, the citations unchanged: real evidence of one service, a finding about another. The
   harm is that finding reaching the user at PASS (a question's scope may set it aside and
-  let the PASS rest on the other claims, issue 25).
+  let the PASS rest on the other claims).
 * ``demoted``: the verifier labels the claim's facts ``no_evidence`` and ``is_critical:
   false``: an unsupported claim declared unimportant to escape the verdict matrix (a
   verifier-output mutant; the contract is unchanged).

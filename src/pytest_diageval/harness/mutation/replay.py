@@ -20,7 +20,7 @@ The mutant is *killed* when the run completes with any verdict but PASS and *sur
 it ends PASS (an ``extra-sentence`` mutant only when its sentence is also in the answer). A
 mutant that edits only what the models wrote (the statement kinds, ``extra-sentence`` and
 ``prose-rewrite``) also survives, whatever the verdict, when its answer holds the canary or an
-evidence line the unmutated run did not render (issue 36: the model points, the code speaks). A
+evidence line the unmutated run did not render (the model points, the code speaks). A
 request the answers above cannot serve fails the mutant as an error: neither killed nor
 survived.
 """
@@ -42,6 +42,7 @@ from pytest_diageval.agents.scripted.forced_call import structured_answer_call
 from pytest_diageval.agents.scripted.model import ScriptEntry, ScriptError, scripted_llm
 from pytest_diageval.core.answer.confirmed import SOURCE_TAG_RE
 from pytest_diageval.core.contract.contracts import ExecutorContract, ToolTraceSummaryItem
+from pytest_diageval.core.contract.evidence_tools import LOOKUP_KNOWLEDGE
 from pytest_diageval.core.evidence.recorder import extract_evidence_refs
 from pytest_diageval.core.evidence.tools import Toolbox
 from pytest_diageval.core.evidence.world import World
@@ -60,7 +61,7 @@ __all__ = [
 ]
 
 Data = dict[str, Any]
-RUNBOOK_TOOL = "lookup_knowledge"
+RUNBOOK_TOOL = LOOKUP_KNOWLEDGE
 
 
 class MutationSetupError(Exception):

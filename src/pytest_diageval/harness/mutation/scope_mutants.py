@@ -1,4 +1,4 @@
-"""The scope kinds of mutant (issue 25): a claim about what the question did not ask, added to
+"""The scope kinds of mutant: a claim about what the question did not ask, added to
 a PASS next to its claims, cited and verified like them.
 
 * ``scope-service`` (``scope-service-<claim id>-all``): the claim's text moved to another
