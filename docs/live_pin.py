@@ -41,7 +41,7 @@ def main(argv: list[str]) -> int:
         return 2
     sentence, paths = argv[0], [Path(a).resolve() for a in argv[1:]]
     for path in paths or sorted((REPOSITORY / "scenarios" / "live").glob("*.yaml")):
-        _, results, _ = results_of(path)
+        _, results, _, _ = results_of(path)
         runs = [r for r in results if r is not None]
         if len(runs) != len(results) or not runs:
             print(f"{path.name}: a sample did not run; not pinned")

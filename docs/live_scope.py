@@ -28,8 +28,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_diageval.agents.reference import evidence_recall
 from pytest_diageval.agents.results import ChatResult, RoundResult, ToolCallSummary
 from pytest_diageval.core.contract.scope import ScopeContract
+from pytest_diageval.core.evidence.world import World
 from pytest_diageval.core.scope.floor import named_services, named_topics
 from pytest_diageval.core.text.normalised import normalise
 from pytest_diageval.harness.format.loader import (
@@ -94,11 +96,12 @@ def _asked(r: RoundResult) -> bool:
     return r.verifier_output is not None or r.verifier_failure is not None
 
 
-def rounds_row(path: Path, result: ChatResult | None) -> str:
-    """Sample 1 of one scenario, round by round (``--rounds``: scenarios/README's table)."""
+def rounds_row(path: Path, result: ChatResult | None, world: World | None = None) -> str:
+    """Sample 1 of one scenario, round by round (``--rounds``: scenarios/README's table), and
+    its evidence against the reference agent's on the same question and world."""
     name = f"`{path.relative_to(REPOSITORY / 'scenarios')}`"
     if result is None or result.scope is None:
-        return f"| {name} | (no run) | | | | | |"
+        return f"| {name} | (no run) | | | | | | |"
     scope, rounds = result.scope, result.rounds
     checked = [row for r in rounds for row in r.gatekeeper.checked_bindings]
     calls = [c for r in rounds for c in r.tool_calls if c.name in EVIDENCE_TOOLS]
@@ -109,6 +112,7 @@ def rounds_row(path: Path, result: ChatResult | None) -> str:
         str(result.final_verdict),
         str(len(rounds)),
         f"{sum(_on_subject(c, scope) for c in calls)} of {len(calls)}",
+        evidence_recall(result, world).text() if world is not None else "—",
     ]
     return f"| {name} | " + " | ".join(cells) + " |"
 
@@ -116,11 +120,12 @@ def rounds_row(path: Path, result: ChatResult | None) -> str:
 ROUNDS_HEADER = (
     "| scenario | contract parsed (per round) | bindings checked / passed | verifier parsed"
     " (per round; — not asked) | verdict | rounds | evidence calls on the question's"
-    " subject |\n|---|---|---|---|---|---|---|"
+    " subject | against the reference agent (its items cited / fetched) |"
+    "\n|---|---|---|---|---|---|---|---|"
 )
 
 
-def results_of(path: Path) -> tuple[str, list[ChatResult | None], set[str]]:
+def results_of(path: Path) -> tuple[str, list[ChatResult | None], set[str], World]:
     scenario = load_scenario(path)
     world = load_scenario_world(scenario, path)
     services = {a.service for a in world.alerts} | {log.service for log in world.logs}
@@ -128,7 +133,7 @@ def results_of(path: Path) -> tuple[str, list[ChatResult | None], set[str]]:
     runs = run_samples(
         scenario, path, cassette=cassette, settings=RunSettings(), command=lambda mode: ""
     )
-    return scenario.scenario_id, [run.result for run in runs], services
+    return scenario.scenario_id, [run.result for run in runs], services, world
 
 
 def stages(result: ChatResult | None) -> Iterator[str]:
@@ -194,9 +199,9 @@ def main(argv: list[str]) -> int:
     paths = paths or sorted((REPOSITORY / "scenarios" / "live").glob("*.yaml"))
     rows, round_rows = [], []
     for path in paths:
-        scenario_id, results, services = results_of(path)
+        scenario_id, results, services, world = results_of(path)
         rows.append((scenario_id, [count(result, services) for result in results]))
-        round_rows.append(rounds_row(path, results[0] if results else None))
+        round_rows.append(rounds_row(path, results[0] if results else None, world))
         for sample, result in enumerate(results, start=1) if show_stages else ():
             print(f"{scenario_id} sample {sample}:")
             print("\n".join(f"  {line}" for line in stages(result)))

@@ -87,6 +87,8 @@ class ScenarioRun:
     usage: TokenUsage = field(default_factory=TokenUsage)
     grade: GraderRun | None = None
     """The grader's answer, for a scenario with a ``rubric`` expectation that ran to the end."""
+    world: World | None = None
+    """The world the run was asked about (None when it could not be loaded)."""
 
 
 class MissingSampleError(Exception):
@@ -167,12 +169,12 @@ def run_scenario(
         world = load_scenario_world(scenario, path)
         if cassette is None:
             result, grade = _run_scripted(scenario, world, usage)
-            return ScenarioRun(result, usage=usage, grade=grade)
+            return ScenarioRun(result, usage=usage, grade=grade, world=world)
         recorded_world = _recorded_world(scenario, path, cassette)
         result, grade = _run_cassette(
             scenario, world, cassette, settings, rerecord_command, usage, recorded_world, label
         )
-        return ScenarioRun(result, usage=usage, grade=grade)
+        return ScenarioRun(result, usage=usage, grade=grade, world=world)
     except Exception as exc:  # every stop is reported by the items, with its own message
         return ScenarioRun(result=None, error=exc, usage=usage)
 

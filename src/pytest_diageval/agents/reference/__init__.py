@@ -15,5 +15,14 @@ names in ``__all__``.
 from pytest_diageval.agents.reference.answers import reference_script
 from pytest_diageval.agents.reference.plan import ReferenceCall, plan_calls
 from pytest_diageval.agents.reference.transport import ReferenceTransport, reference_llm
+from pytest_diageval.agents.reference.yardstick import EvidenceRecall, evidence_recall
 
-__all__ = ["ReferenceCall", "ReferenceTransport", "plan_calls", "reference_llm", "reference_script"]
+__all__ = [
+    "EvidenceRecall",
+    "ReferenceCall",
+    "ReferenceTransport",
+    "evidence_recall",
+    "plan_calls",
+    "reference_llm",
+    "reference_script",
+]

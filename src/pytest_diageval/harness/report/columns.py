@@ -355,6 +355,10 @@ def _agreement(entry: Entry) -> Any:
     return _summary(entry).get("agreement", MISSING)
 
 
+def _reference(entry: Entry) -> Any:
+    return _summary(entry).get("reference", MISSING)
+
+
 def _checks(entry: Entry) -> Any:
     checks = entry.get("checks") or {}
     return {"passed": checks.get("passed", 0), "failed": checks.get("failed", 0)}
@@ -419,6 +423,9 @@ BUILTIN_COLUMNS: tuple[ReportColumn, ...] = (
         shown=lambda entry: str(_summary(entry).get("agreement", "1/1")),
     ),
     _BuiltinColumn(
+        "reference", "vs reference", _no_value, compare=False, reader=_reference,
+    ),
+    _BuiltinColumn(
         "checks", "checks", _no_value, compare=False, reader=_checks, shown=_checks_text,
         look="checks", sorter=_checks_sort,
     ),
@@ -426,7 +433,9 @@ BUILTIN_COLUMNS: tuple[ReportColumn, ...] = (
 """The plugin's columns, in table order (the added ones go before the last, ``checks``, which
 sums the row up): ``failed_rules``, ``answer_kind`` and ``final_answer``
 are compared with the baseline but too long for a cell; ``agree`` shows when a scenario ran
-several samples."""
+several samples; ``vs reference``, for a recorded scenario, the model's evidence against the
+built-in reference agent's on the same question and world
+(:func:`~pytest_diageval.agents.reference.yardstick.evidence_recall`)."""
 
 BUILTIN_NAMES = frozenset(column.name for column in BUILTIN_COLUMNS)
 RESERVED_NAMES = BUILTIN_NAMES | {"id", "scenario", "status", "title", "tags", "columns"}

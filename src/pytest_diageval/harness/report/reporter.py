@@ -83,6 +83,11 @@ def scenario_summary(
         samples = [_sample_row(sample) for sample in (run, *more)]
         row["samples"] = samples
         row["agreement"] = _agreement([sample["verdict"] for sample in samples])
+    recorded = scenario.llm is not None and scenario.llm.cassette is not None
+    if recorded and run.result is not None and run.world is not None:
+        from pytest_diageval.agents.reference import evidence_recall  # a recorded run only
+
+        row["reference"] = evidence_recall(run.result, run.world).text()
     if columns:
         ctx = ColumnContext(scenario, run.result, usage, run.grade, row["error"])
         row["columns"] = column_values(columns, ctx)
