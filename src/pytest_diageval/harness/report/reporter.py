@@ -335,6 +335,8 @@ def _table_row(summary: dict[str, Any]) -> dict[str, Any]:
     if "samples" in summary:
         row["samples"] = [{"verdict": sample["verdict"]} for sample in summary["samples"]]
         row["agreement"] = summary["agreement"]
+    if "reference" in summary:
+        row["reference"] = summary["reference"]
     if "columns" in summary:
         row["columns"] = summary["columns"]
     return row
