@@ -43,9 +43,14 @@ TABLE = ["expected_verdict", "verdict", "score", "severity", "rounds", "tokens",
 
 def test_the_built_in_table_is_the_terminals_columns_in_order() -> None:
     assert _names(columns_of([_entry("a")])) == TABLE
-    assert [c.header for c in BUILTIN_COLUMNS if c.in_tables and c.name != "agreement"] == [
+    conditional = ("agreement", "reference")  # shown only where a row has them
+    assert [c.header for c in BUILTIN_COLUMNS if c.in_tables and c.name not in conditional] == [
         "expected", "actual", "score", "gatekeeper", "rounds", "tokens", "checks",
     ]  # fmt: skip
+    recorded = _entry("live")
+    recorded["summary"]["reference"] = "cited 1/1 · fetched 1/1 · off-subject calls 0"
+    assert "reference" in _names(columns_of([_entry("a"), recorded]))
+    assert "reference" not in _names(columns_of([_entry("a")]))
 
 
 def test_added_and_check_columns_go_before_checks_and_only_where_a_row_has_them() -> None:
