@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.harness.cassettes.format import holds_recording
+from pytest_diageval.harness.cassettes.cassette_file import holds_recording
 from pytest_diageval.harness.cassettes.rerecord import display_path, recorded_totals
 from pytest_diageval.harness.cassettes.session import (
     MissingCassetteError,

@@ -28,7 +28,7 @@ from pytest_diageval.agents.prompts import load_prompt
 from pytest_diageval.agents.request_options import RequestOptions
 from pytest_diageval.core.evidence.tools import TOOL_DEFINITIONS, Toolbox
 from pytest_diageval.core.evidence.world import default_world
-from pytest_diageval.harness.cassettes.format import Utf8Persister
+from pytest_diageval.harness.cassettes.cassette_file import Utf8Persister
 from pytest_diageval.harness.cassettes.rerecord import (
     RecordingMetadata,
     read_metadata,

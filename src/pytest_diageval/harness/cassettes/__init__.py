@@ -1,4 +1,4 @@
-"""Recording and replay of the model's calls: the vcrpy session, the cassette format and its
+"""Recording and replay of the model's calls: the vcrpy session, the cassette file's form and its
 checks, the request diff that explains a stale cassette, secret scrubbing and scanning, replay
 matching, the re-record command a message names, and a recording's progress per request.
 
@@ -8,4 +8,4 @@ only, so a scripted run never loads it; its names outside ``vcr.VCR`` and ``vcr.
 ``__all__``.
 """
 
-__all__ = ["format", "interrupt", "progress", "rerecord", "samples", "session"]
+__all__ = ["cassette_file", "interrupt", "progress", "rerecord", "samples", "session"]
