@@ -24,7 +24,6 @@ import pytest
 from pytest_diageval.harness.collect import ScenarioFile
 from pytest_diageval.harness.format.loader import load_scenario_world
 from pytest_diageval.harness.items import ScenarioNode
-from pytest_diageval.harness.mutation.mutants import Mutant, derive_mutants
 from pytest_diageval.harness.mutation.mutant_runs import (
     MutantOutcome,
     MutationSetupError,
@@ -33,6 +32,7 @@ from pytest_diageval.harness.mutation.mutant_runs import (
     plan_replay,
     run_mutant,
 )
+from pytest_diageval.harness.mutation.mutants import Mutant, derive_mutants
 from pytest_diageval.harness.mutation.scope_mutants import (
     scope_mutants,
     without_set_aside_targets,
