@@ -3,7 +3,7 @@
 Every turn offers the evidence tools (narrowed to the session's world,
 :func:`~pytest_diageval.core.evidence.tool_arguments.constrained_tool_definitions`) and the function
 ``submit_evidence_contract``, whose parameters are the contract's schema generated from the
-invocations made so far (:mod:`pytest_diageval.core.contract.schema`), with
+invocations made so far (:mod:`pytest_diageval.core.contract.contract_schema`), with
 ``tool_choice: "required"``: the model either gathers more evidence or submits. Every evidence
 call goes through the :class:`ToolInvocationRecorder`, and its result goes back to the model
 wrapped as data (``<tool_output …>``) naming the ``source_invocation_id`` and the
@@ -55,6 +55,10 @@ from pytest_diageval.agents.tool_calls import (
     ToolCallLoop,
 )
 from pytest_diageval.core.contract.claim_ids import renumber_repeated_claim_ids
+from pytest_diageval.core.contract.contract_schema import (
+    SUBMIT_CONTRACT_FUNCTION,
+    submit_contract_tool,
+)
 from pytest_diageval.core.contract.contracts import (
     ExecutorContract,
     ParseStatus,
@@ -62,7 +66,6 @@ from pytest_diageval.core.contract.contracts import (
     RetryContext,
     ToolInvocation,
 )
-from pytest_diageval.core.contract.schema import SUBMIT_CONTRACT_FUNCTION, submit_contract_tool
 from pytest_diageval.core.contract.scope import DecodingScope
 from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
 from pytest_diageval.core.evidence.tools import TOOL_DEFINITIONS

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pytest_diageval.agents.prompts import wrap_data
 from pytest_diageval.agents.results import ToolCallSummary
-from pytest_diageval.core.contract.schema import SUBMIT_CONTRACT_FUNCTION
+from pytest_diageval.core.contract.contract_schema import SUBMIT_CONTRACT_FUNCTION
 from pytest_diageval.core.contract.scope import DecodingScope
 from pytest_diageval.core.evidence.recorder import (
     EVIDENCE_LIST_KEYS,
