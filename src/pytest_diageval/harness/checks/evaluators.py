@@ -31,7 +31,7 @@ from pytest_diageval.harness.checks.outcome import (
 )
 from pytest_diageval.harness.checks.published_answer import check_composer
 from pytest_diageval.harness.checks.rubric import check_rubric
-from pytest_diageval.harness.checks.scope import check_set_aside
+from pytest_diageval.harness.checks.set_aside import check_set_aside
 from pytest_diageval.harness.checks.tokens import check_tokens
 from pytest_diageval.harness.checks.tool_rows import check_no_evidence, check_tool_calls
 from pytest_diageval.harness.format.registry import CheckRegistry, builtin_params
