@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_diageval.agents.results import ChatResult, RoundResult, ToolCallSummary
-from pytest_diageval.core.contract.scope import ScopeContract
+from pytest_diageval.core.contract.scope_contract import ScopeContract
 from pytest_diageval.core.scope.floor import named_services, named_topics
 from pytest_diageval.core.text.normalised import normalise
 from pytest_diageval.harness.format.loader import (

@@ -34,7 +34,7 @@ from pytest_diageval.core.contract.contracts import (
     Plan,
     VerifierOutput,
 )
-from pytest_diageval.core.contract.scope import DecodingScope
+from pytest_diageval.core.contract.scope_contract import DecodingScope
 from pytest_diageval.core.contract.verifier_schema import constrain_verifier_parameters
 from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
 from pytest_diageval.core.evidence.store import Store

@@ -21,8 +21,9 @@ How the loop stops (``ExecutorRun.stop_reason``, persisted with the executor's s
 * ``repeated_call`` (the same for a call that completed: a live model asked the same no-hit
   search five times): the repeat is not run again, its answer points at the earlier result.
 
-A narrow question's scope (:class:`~pytest_diageval.core.contract.scope.DecodingScope`, issue
-25 part 3) narrows the tools' ``service`` / ``alert_name`` enums (the caller's ``tools``), the
+A narrow question's scope
+(:class:`~pytest_diageval.core.contract.scope_contract.DecodingScope`, issue 25 part 3)
+narrows the tools' ``service`` / ``alert_name`` enums (the caller's ``tools``), the
 contract's claim types and the invocations a binding may cite. A call that names a service or
 alert outside it anyway (a host that ignores the schema, a scripted entry) is refused before it
 runs: it gets no invocation id, so nothing can cite it; its reply and its ``error`` (persisted
@@ -66,7 +67,7 @@ from pytest_diageval.core.contract.contracts import (
     RetryContext,
     ToolInvocation,
 )
-from pytest_diageval.core.contract.scope import DecodingScope
+from pytest_diageval.core.contract.scope_contract import DecodingScope
 from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
 from pytest_diageval.core.evidence.tools import TOOL_DEFINITIONS
 

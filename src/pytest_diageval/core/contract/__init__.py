@@ -15,6 +15,6 @@ __all__ = [
     "gatekeeper_rules",
     "limits",
     "rules",
-    "scope",
+    "scope_contract",
     "verifier_schema",
 ]
