@@ -251,7 +251,7 @@ def _start_stale_rerecording(config: pytest.Config) -> None:
 
 
 def _configure_mutation(config: pytest.Config) -> None:
-    from pytest_diageval.harness.mutation.report import MutationReporter
+    from pytest_diageval.harness.mutation.mutation_summary import MutationReporter
 
     if config.getoption("diageval_record") != "none":
         raise pytest.UsageError(
