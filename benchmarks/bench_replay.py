@@ -7,8 +7,8 @@ OpenAI server), then replays it offline many times and reports the median time p
 * ``sdk only``: the same calls answered in-process by ``ScriptedTransport`` (no vcrpy): the
   floor that the SDK, instructor and pydantic cost anyway;
 * ``stock vcrpy``: ``vcr.VCR(match_on=(…default…, "body"), decode_compressed_response=True)``;
-* ``diageval``: :class:`pytest_diageval.harness.cassettes.session.CassetteSession` in record mode
-  ``none``, including ``verify()``.
+* ``diageval``: :class:`pytest_diageval.harness.cassettes.cassette_session.CassetteSession` in
+  record mode ``none``, including ``verify()``.
 
 Each replay enters the cassette (loads the YAML), makes the eight calls and leaves it, so the
 per-call numbers include the per-scenario load. A cProfile top-10 (by own time) shows where
@@ -55,7 +55,7 @@ from pytest_diageval.agents.scripted.model import ScriptedTransport
 from pytest_diageval.core.evidence.store import stable_json
 from pytest_diageval.core.evidence.tools import TOOL_DEFINITIONS, Toolbox
 from pytest_diageval.core.evidence.world import default_world
-from pytest_diageval.harness.cassettes.session import CassetteSession, cassette_transport
+from pytest_diageval.harness.cassettes.cassette_session import CassetteSession, cassette_transport
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.fake_openai_server import FakeOpenAIServer

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from pytest_diageval.agents.reference import evidence_recall
 from pytest_diageval.agents.results import ChatResult, RoundResult, ToolCallSummary
-from pytest_diageval.core.contract.scope import ScopeContract
+from pytest_diageval.core.contract.scope_contract import ScopeContract
 from pytest_diageval.core.evidence.world import World
 from pytest_diageval.core.scope.floor import named_services, named_topics
 from pytest_diageval.core.text.normalised import normalise

@@ -251,7 +251,7 @@ def _start_stale_rerecording(config: pytest.Config) -> None:
 
 
 def _configure_mutation(config: pytest.Config) -> None:
-    from pytest_diageval.harness.mutation.report import MutationReporter
+    from pytest_diageval.harness.mutation.mutation_summary import MutationReporter
 
     if config.getoption("diageval_record") != "none":
         raise pytest.UsageError(
@@ -290,7 +290,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     from pytest_diageval.harness.collect import ScenarioFile  # the heavy imports start here
 
     if config.getoption("diageval_mutate"):
-        from pytest_diageval.harness.mutation.items import MutationFile
+        from pytest_diageval.harness.mutation.mutant_items import MutationFile
 
         return MutationFile.from_parent(parent, path=file_path)
     node: pytest.Collector = ScenarioFile.from_parent(parent, path=file_path)

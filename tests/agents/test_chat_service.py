@@ -12,7 +12,7 @@ import pytest
 from pytest_diageval.agents.chat_service import ChatService
 from pytest_diageval.agents.llm import CUT_OFF_REASON, LLM, LLMConfig
 from pytest_diageval.agents.scripted.model import ScriptedTransport, scripted_llm
-from pytest_diageval.core.answer.templates import DEGRADED_HEADER, DISCLAIMER
+from pytest_diageval.core.answer.answer_templates import DEGRADED_HEADER, DISCLAIMER
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.world import World, default_world, load_world
 

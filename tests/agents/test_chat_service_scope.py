@@ -8,7 +8,7 @@ from typing import Any
 
 from pytest_diageval.agents.chat_service import ChatService
 from pytest_diageval.agents.scripted.model import ScriptedTransport, scripted_llm
-from pytest_diageval.core.answer.templates import DISCLAIMER, NO_CLAIM_IN_SCOPE_GAP
+from pytest_diageval.core.answer.answer_templates import DISCLAIMER, NO_CLAIM_IN_SCOPE_GAP
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.world import default_world
 

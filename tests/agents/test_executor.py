@@ -15,7 +15,7 @@ from pytest_diageval.agents.executor import (
     run_executor,
 )
 from pytest_diageval.agents.scripted.model import scripted_llm
-from pytest_diageval.core.contract.schema import SUBMIT_CONTRACT_FUNCTION
+from pytest_diageval.core.contract.contract_schema import SUBMIT_CONTRACT_FUNCTION
 from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.tools import Toolbox

@@ -27,14 +27,14 @@ from pytest_diageval.agents.grader import GRADER_REASON_CHARS, GRADER_REASONS_MA
 from pytest_diageval.agents.prompts import load_prompt
 from pytest_diageval.agents.structured_output import structured_request
 from pytest_diageval.agents.tool_calls import tool_reply
+from pytest_diageval.core.contract.contract_schema import contract_parameters
 from pytest_diageval.core.contract.contracts import (
     PLAN_STEPS_MAX,
     ExecutorContract,
     Plan,
     VerifierOutput,
 )
-from pytest_diageval.core.contract.schema import contract_parameters
-from pytest_diageval.core.contract.scope import DecodingScope
+from pytest_diageval.core.contract.scope_contract import DecodingScope
 from pytest_diageval.core.contract.verifier_schema import constrain_verifier_parameters
 from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
 from pytest_diageval.core.evidence.store import Store

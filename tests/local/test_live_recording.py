@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.harness.cassettes.session import CassetteSession
+from pytest_diageval.harness.cassettes.cassette_session import CassetteSession
 from pytest_diageval.harness.format.loader import load_scenario
 from pytest_diageval.harness.runner import run_scenario
 from pytest_diageval.harness.settings import RunSettings

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_diageval.core.answer import composer, templates
+from pytest_diageval.core.answer import answer_templates, composer
 from support.scenario_runs import failed_keys, load_raw, run_file
 from support.shipped import shipped_files
 
@@ -213,7 +213,7 @@ def test_templates_that_quote_the_gap_fact_fail_both_template_scenarios(
 ) -> None:
     # The old gap line: the verifier's fact text, quoted.
     monkeypatch.setattr(
-        templates,
+        answer_templates,
         "_claim_gap",
         lambda claim, code_ids, wording: "已确认 order-service 的根因是内存泄漏",
     )
@@ -253,7 +253,7 @@ def test_gap_lines_that_print_the_executor_claim_id_fail_both_position_scenarios
 ) -> None:
     """The gap line before issue 36: the executor's own id when it looked like an id."""
     monkeypatch.setattr(
-        templates,
+        answer_templates,
         "_claim_gap",
         lambda claim, code_ids, wording: f"{claim.claim_id}（{claim.claim_type}）缺少工具证据",
     )

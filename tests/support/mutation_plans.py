@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_diageval.harness.format.loader import load_scenario, load_scenario_world
-from pytest_diageval.harness.mutation.replay import ReplayPlan, plan_replay
+from pytest_diageval.harness.mutation.mutant_runs import ReplayPlan, plan_replay
 
 
 def replay_plan(path: Path) -> ReplayPlan:

@@ -46,7 +46,7 @@ from pytest_diageval.core.contract.contracts import (
     RetryContext,
     VerifierInput,
 )
-from pytest_diageval.core.contract.scope import DecodingScope, ScopeContract
+from pytest_diageval.core.contract.scope_contract import DecodingScope, ScopeContract
 from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.tool_arguments import (

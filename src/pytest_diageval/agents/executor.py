@@ -3,7 +3,7 @@
 Every turn offers the evidence tools (narrowed to the session's world,
 :func:`~pytest_diageval.core.evidence.tool_arguments.constrained_tool_definitions`) and the function
 ``submit_evidence_contract``, whose parameters are the contract's schema generated from the
-invocations made so far (:mod:`pytest_diageval.core.contract.schema`), with
+invocations made so far (:mod:`pytest_diageval.core.contract.contract_schema`), with
 ``tool_choice: "required"``: the model either gathers more evidence or submits. Every evidence
 call goes through the :class:`ToolInvocationRecorder`, and its result goes back to the model
 wrapped as data (``<tool_output …>``) naming the ``source_invocation_id`` and the
@@ -21,8 +21,9 @@ How the loop stops (``ExecutorRun.stop_reason``, persisted with the executor's s
 * ``repeated_call`` (the same for a call that completed: a live model asked the same no-hit
   search five times): the repeat is not run again, its answer points at the earlier result.
 
-A narrow question's scope (:class:`~pytest_diageval.core.contract.scope.DecodingScope`, issue
-25 part 3) narrows the tools' ``service`` / ``alert_name`` enums (the caller's ``tools``), the
+A narrow question's scope
+(:class:`~pytest_diageval.core.contract.scope_contract.DecodingScope`, issue 25 part 3)
+narrows the tools' ``service`` / ``alert_name`` enums (the caller's ``tools``), the
 contract's claim types and the invocations a binding may cite. A call that names a service or
 alert outside it anyway (a host that ignores the schema, a scripted entry) is refused before it
 runs: it gets no invocation id, so nothing can cite it; its reply and its ``error`` (persisted
@@ -55,6 +56,10 @@ from pytest_diageval.agents.tool_calls import (
     ToolCallLoop,
 )
 from pytest_diageval.core.contract.claim_ids import renumber_repeated_claim_ids
+from pytest_diageval.core.contract.contract_schema import (
+    SUBMIT_CONTRACT_FUNCTION,
+    submit_contract_tool,
+)
 from pytest_diageval.core.contract.contracts import (
     ExecutorContract,
     ParseStatus,
@@ -62,8 +67,7 @@ from pytest_diageval.core.contract.contracts import (
     RetryContext,
     ToolInvocation,
 )
-from pytest_diageval.core.contract.schema import SUBMIT_CONTRACT_FUNCTION, submit_contract_tool
-from pytest_diageval.core.contract.scope import DecodingScope
+from pytest_diageval.core.contract.scope_contract import DecodingScope
 from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
 from pytest_diageval.core.evidence.tools import TOOL_DEFINITIONS
 

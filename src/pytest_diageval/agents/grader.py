@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from pytest_diageval.agents.llm import LLM, LLMUnavailable, StructuredOutputError
 from pytest_diageval.agents.prompts import load_prompt, wrap_data
 from pytest_diageval.agents.results import ChatResult
-from pytest_diageval.core.answer.templates import strip_control
+from pytest_diageval.core.answer.answer_templates import strip_control
 from pytest_diageval.core.evidence.store import stable_json
 
 __all__ = [

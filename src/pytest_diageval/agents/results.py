@@ -23,7 +23,7 @@ from pytest_diageval.core.contract.contracts import (
     Verdict,
     VerifierOutput,
 )
-from pytest_diageval.core.contract.scope import ScopeContract
+from pytest_diageval.core.contract.scope_contract import ScopeContract
 from pytest_diageval.core.judge.verdict import VerdictDecision
 from pytest_diageval.core.scope.session import SetAsideClaim, SetAsidePlanStep
 

@@ -4,7 +4,7 @@ A call runs through the :class:`ToolInvocationRecorder`; its reply wraps the out
 (``<tool_output …>``) naming the ``source_invocation_id`` and the ``evidence_refs`` the model
 may cite. A call is refused, never run (no row, no id, nothing a binding could cite), when its
 arguments are not a JSON object or a tool rejects them, when the scope
-(:class:`~pytest_diageval.core.contract.scope.DecodingScope`) refuses it
+(:class:`~pytest_diageval.core.contract.scope_contract.DecodingScope`) refuses it
 (``scope.out_of_scope_call``), or when the tool-call budget is spent. A verbatim repeat is not
 run again: of a refused call it stops the loop (``executor.repeated_argument_error``), of a
 completed one it points at the earlier result (``executor.repeated_call``).
@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from pytest_diageval.agents.prompts import wrap_data
 from pytest_diageval.agents.results import ToolCallSummary
-from pytest_diageval.core.contract.schema import SUBMIT_CONTRACT_FUNCTION
-from pytest_diageval.core.contract.scope import DecodingScope
+from pytest_diageval.core.contract.contract_schema import SUBMIT_CONTRACT_FUNCTION
+from pytest_diageval.core.contract.scope_contract import DecodingScope
 from pytest_diageval.core.evidence.recorder import (
     EVIDENCE_LIST_KEYS,
     RecordedCall,

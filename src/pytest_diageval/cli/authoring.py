@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from pytest_diageval.cli.replay import recording_world, replay_cassette
+from pytest_diageval.cli.cassette_verdict import recording_world, replay_cassette
 
 __all__ = [
     "add_authoring_commands",

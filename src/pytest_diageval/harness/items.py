@@ -31,7 +31,7 @@ from pytest_diageval.harness.checks.failures import (
     failure_repr,
 )
 from pytest_diageval.harness.checks.outcome import CheckRaised
-from pytest_diageval.harness.checks.samples import SampleStats, sampled_outcome
+from pytest_diageval.harness.checks.pass_at_k import SampleStats, sampled_outcome
 from pytest_diageval.harness.format.loader import load_scenario
 from pytest_diageval.harness.format.markers import register_tag
 from pytest_diageval.harness.format.outline import ScenarioOutline

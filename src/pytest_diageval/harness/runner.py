@@ -55,7 +55,7 @@ from pytest_diageval.harness.format.scenario import Scenario
 from pytest_diageval.harness.settings import RecordMode, RunSettings
 
 if TYPE_CHECKING:
-    from pytest_diageval.harness.cassettes.session import CassetteSession
+    from pytest_diageval.harness.cassettes.cassette_session import CassetteSession
 
 __all__ = [
     "REPLAY_API_KEY",
@@ -256,7 +256,10 @@ def _run_cassette(
     label: str | None = None,
 ) -> tuple[ChatResult, GraderRun | None]:
     # vcrpy (and what it patches) only for suites that replay cassettes.
-    from pytest_diageval.harness.cassettes.session import CassetteSession, cassette_transport
+    from pytest_diageval.harness.cassettes.cassette_session import (
+        CassetteSession,
+        cassette_transport,
+    )
 
     session = CassetteSession(
         cassette,

@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from pytest_diageval.harness.cassettes.format import holds_recording
-from pytest_diageval.harness.cassettes.rerecord import display_path, recorded_totals
-from pytest_diageval.harness.cassettes.session import (
+from pytest_diageval.harness.cassettes.cassette_file import holds_recording
+from pytest_diageval.harness.cassettes.cassette_session import (
     MissingCassetteError,
     StaleCassetteError,
     UnplayedInteractionsError,
 )
+from pytest_diageval.harness.cassettes.rerecord import display_path, recorded_totals
 from pytest_diageval.harness.items import ScenarioItem, ScenarioNode
 
 __all__ = ["STALE_MODE", "StaleRerecording", "is_stale_error"]

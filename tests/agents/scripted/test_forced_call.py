@@ -9,7 +9,7 @@ from pytest_diageval.agents.scripted.forced_call import (
     forced_function,
     structured_answer_call,
 )
-from pytest_diageval.core.contract.schema import SUBMIT_CONTRACT_FUNCTION
+from pytest_diageval.core.contract.contract_schema import SUBMIT_CONTRACT_FUNCTION
 
 
 def _tool(name: str) -> dict[str, Any]:

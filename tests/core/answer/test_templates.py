@@ -11,11 +11,8 @@ import json
 
 import pytest
 
-from pytest_diageval.core.answer import templates, wording
-from pytest_diageval.core.answer.composer import compose_answer, confirmed_part
-from pytest_diageval.core.answer.confirmed import render_confirmed
-from pytest_diageval.core.answer.routing import RouteDecision
-from pytest_diageval.core.answer.templates import (
+from pytest_diageval.core.answer import answer_templates, wording
+from pytest_diageval.core.answer.answer_templates import (
     DEGRADED_HEADER,
     DISCLAIMER,
     EVIDENCE_GAPS_HEADING,
@@ -27,6 +24,9 @@ from pytest_diageval.core.answer.templates import (
     assert_no_raw_leak,
     find_raw_leak,
 )
+from pytest_diageval.core.answer.composer import compose_answer, confirmed_part
+from pytest_diageval.core.answer.confirmed import render_confirmed
+from pytest_diageval.core.answer.routing import RouteDecision
 from pytest_diageval.core.contract.contracts import (
     CheckedBinding,
     ExecutorContract,
@@ -273,7 +273,7 @@ def test_direct_renders_the_cited_item_never_the_user_facing_answer() -> None:
 def test_direct_without_a_contract_has_nothing_verified_to_show() -> None:
     prose = "order-service 存在 HighMemoryUsage 告警，内存使用率 91%。"
     answer = _render("direct", PASS_DECISION, contract=None, executor_final_answer=prose)
-    assert answer == templates.NO_DIRECT_ANSWER
+    assert answer == answer_templates.NO_DIRECT_ANSWER
 
 
 def test_direct_never_shows_raw_json_and_renders_the_verified_evidence_instead() -> None:
@@ -571,7 +571,7 @@ def test_assert_no_raw_leak_raises_with_the_reason() -> None:
     ],
 )
 def test_strip_control_table(text: str, stripped: str) -> None:
-    assert templates.strip_control(text) == stripped
+    assert answer_templates.strip_control(text) == stripped
 
 
 @pytest.mark.parametrize(
@@ -584,7 +584,7 @@ def test_strip_control_table(text: str, stripped: str) -> None:
     ],
 )
 def test_hides_text_table(text: str, hides: bool) -> None:
-    assert templates.hides_text(text) is hides
+    assert answer_templates.hides_text(text) is hides
 
 
 def test_an_english_question_is_answered_in_english() -> None:

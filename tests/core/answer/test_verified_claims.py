@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from pytest_diageval.core.answer.answer_templates import is_presentable
 from pytest_diageval.core.answer.composer import compose_answer
 from pytest_diageval.core.answer.routing import decide_route
-from pytest_diageval.core.answer.templates import is_presentable
 from pytest_diageval.core.answer.verified_claims import select_claims
 from pytest_diageval.core.contract.contracts import ExecutorContract, VerifierOutput
 from pytest_diageval.core.evidence.trace_summary import ToolTraceSummaryService

@@ -10,7 +10,7 @@ import jsonschema
 
 from pytest_diageval.agents.executor import parse_contract
 from pytest_diageval.core.contract.claim_ids import renumber_repeated_claim_ids
-from pytest_diageval.core.contract.schema import contract_parameters
+from pytest_diageval.core.contract.contract_schema import contract_parameters
 from support.contracts import contract
 
 RECORDED = Path(__file__).parents[2] / "data" / "contracts" / "live-repeated-claim-ids.json"

@@ -13,12 +13,12 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pytest_diageval.core.contract.contracts import ExecutorContract
-from pytest_diageval.core.contract.schema import (
+from pytest_diageval.core.contract.contract_schema import (
     SCHEMA_LIST_CAPS,
     contract_parameters,
     submit_contract_tool,
 )
+from pytest_diageval.core.contract.contracts import ExecutorContract
 from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.tool_arguments import (

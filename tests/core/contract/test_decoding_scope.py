@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from pytest_diageval.core.contract.contract_schema import contract_parameters
 from pytest_diageval.core.contract.contracts import ToolInvocation
-from pytest_diageval.core.contract.schema import contract_parameters
-from pytest_diageval.core.contract.scope import DecodingScope, ScopeContract
+from pytest_diageval.core.contract.scope_contract import DecodingScope, ScopeContract
 from pytest_diageval.core.evidence.tool_arguments import constrained_tool_definitions
 from pytest_diageval.core.evidence.world import default_world
 from pytest_diageval.core.scope.session import ScopeNames, decoding_scope, session_scope

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_diageval.core.contract.scope import ALL_CLAIM_TYPES, NARROW_CLAIM_TYPES, ScopeContract
+from pytest_diageval.core.contract.scope_contract import (
+    ALL_CLAIM_TYPES,
+    NARROW_CLAIM_TYPES,
+    ScopeContract,
+)
 from pytest_diageval.core.evidence.world import default_world
 from pytest_diageval.core.scope.floor import narrowed, scope_floor
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_diageval.core.contract.contracts import Claim, ExecutorContract, FactChecked
-from pytest_diageval.core.contract.scope import ScopeContract
+from pytest_diageval.core.contract.scope_contract import ScopeContract
 from pytest_diageval.core.scope.session import (
     ScopeNames,
     about_set_aside,

@@ -14,7 +14,7 @@ import yaml
 
 from pytest_diageval.agents.llm import LLM, LLMConfig
 from pytest_diageval.agents.planner import run_planner
-from pytest_diageval.harness.cassettes.session import (
+from pytest_diageval.harness.cassettes.cassette_session import (
     CassetteError,
     CassetteReplayError,
     CassetteSession,

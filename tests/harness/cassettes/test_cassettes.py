@@ -28,13 +28,8 @@ from pytest_diageval.agents.prompts import load_prompt
 from pytest_diageval.agents.request_options import RequestOptions
 from pytest_diageval.core.evidence.tools import TOOL_DEFINITIONS, Toolbox
 from pytest_diageval.core.evidence.world import default_world
-from pytest_diageval.harness.cassettes.format import Utf8Persister
-from pytest_diageval.harness.cassettes.rerecord import (
-    RecordingMetadata,
-    read_metadata,
-    write_metadata,
-)
-from pytest_diageval.harness.cassettes.session import (
+from pytest_diageval.harness.cassettes.cassette_file import Utf8Persister
+from pytest_diageval.harness.cassettes.cassette_session import (
     RECORD_MODES,
     SCRUBBED,
     CassetteError,
@@ -47,6 +42,11 @@ from pytest_diageval.harness.cassettes.session import (
     cassette_transport,
     request_diff,
     scan_for_secrets,
+)
+from pytest_diageval.harness.cassettes.rerecord import (
+    RecordingMetadata,
+    read_metadata,
+    write_metadata,
 )
 from support.shipped import shipped_files
 
@@ -580,8 +580,8 @@ def test_a_replay_compares_each_request_with_its_own_recording_and_by_bytes(
     """vcrpy asks whether a request is in the cassette, then plays it; played interactions
     are skipped, not matched again, so the n-th request meets its own recording first. An
     unchanged replay sends every request exactly as recorded: none is canonicalised."""
+    from pytest_diageval.harness.cassettes import cassette_session as cassettes
     from pytest_diageval.harness.cassettes import diff as cassette_diff
-    from pytest_diageval.harness.cassettes import session as cassettes
     from pytest_diageval.harness.format.loader import load_scenario
     from pytest_diageval.harness.runner import run_scenario
     from pytest_diageval.harness.settings import RunSettings

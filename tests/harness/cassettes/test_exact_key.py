@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from pytest_diageval.harness.cassettes.cassette_session import SecretLeakError, scan_for_secrets
 from pytest_diageval.harness.cassettes.secrets import SCRUBBED, ScrubbingTransport
-from pytest_diageval.harness.cassettes.session import SecretLeakError, scan_for_secrets
 
 CASSETTE = """interactions:
 - request:

@@ -16,7 +16,7 @@ from tests.support.adapters import (
 from vcr.request import Request
 
 from pytest_diageval.harness.cassettes import vcr_adapter
-from pytest_diageval.harness.cassettes.format import ReadableYaml, Utf8Persister
+from pytest_diageval.harness.cassettes.cassette_file import ReadableYaml, Utf8Persister
 from pytest_diageval.harness.cassettes.replay import SessionCassette
 
 

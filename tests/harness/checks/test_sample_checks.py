@@ -8,7 +8,7 @@ from math import comb
 import pytest
 
 from pytest_diageval.harness.checks.outcome import CheckOutcome
-from pytest_diageval.harness.checks.samples import (
+from pytest_diageval.harness.checks.pass_at_k import (
     SampleStats,
     pass_at,
     pass_hat,

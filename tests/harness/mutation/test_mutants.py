@@ -17,6 +17,7 @@ import pytest
 from pytest_diageval.harness.mutation import kinds as mutant_kinds
 from pytest_diageval.harness.mutation import mutants as mutants_module
 from pytest_diageval.harness.mutation.kinds import PROSE_CANARY
+from pytest_diageval.harness.mutation.mutant_runs import ReplayPlan, worst_case_verifier
 from pytest_diageval.harness.mutation.mutants import (
     EXTRA_SENTENCE,
     KINDS,
@@ -26,7 +27,6 @@ from pytest_diageval.harness.mutation.mutants import (
     RunbookQuote,
     derive_mutants,
 )
-from pytest_diageval.harness.mutation.replay import ReplayPlan, worst_case_verifier
 from support.mutation_plans import replay_plan
 
 REPO = Path(__file__).resolve().parents[3]

@@ -1,4 +1,4 @@
-"""Running mutants (harness/mutation/replay.py): which answers a mutant gets, and its verdict.
+"""Running mutants (harness/mutation/mutant_runs.py): which answers a mutant gets, and its verdict.
 
 Scripted runs use the documented example; the cassette tests record the same example once
 against the local fake OpenAI server (tests/support/fake_openai_server.py), stop the server,
@@ -18,8 +18,7 @@ from pytest_diageval.agents.scripted.model import ScriptEntry
 from pytest_diageval.core.answer import composer as composer_module
 from pytest_diageval.harness.format.loader import load_scenario, load_scenario_world
 from pytest_diageval.harness.mutation.kinds import PROSE_CANARY
-from pytest_diageval.harness.mutation.mutants import Mutant, derive_mutants
-from pytest_diageval.harness.mutation.replay import (
+from pytest_diageval.harness.mutation.mutant_runs import (
     MutationSetupError,
     ReplayPlan,
     cassette_entries,
@@ -28,6 +27,7 @@ from pytest_diageval.harness.mutation.replay import (
     plan_replay,
     run_mutant,
 )
+from pytest_diageval.harness.mutation.mutants import Mutant, derive_mutants
 from pytest_diageval.harness.runner import run_scenario
 from pytest_diageval.harness.settings import RunSettings
 from support.fake_openai_server import FakeOpenAIServer
@@ -217,7 +217,7 @@ def test_an_interaction_that_cannot_be_served_names_the_cassette(tmp_path: Path)
 
 
 def test_a_forgery_that_only_drops_a_negation_is_not_published_by_the_negated_original() -> None:
-    from pytest_diageval.harness.mutation.replay import is_published
+    from pytest_diageval.harness.mutation.mutant_runs import is_published
 
     answer = "经核验确认的结论：\n1. 未检索到 payment-service 的 OOM 日志。"
     assert not is_published("检索到 payment-service 的 OOM 日志。", answer)

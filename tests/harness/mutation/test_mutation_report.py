@@ -1,10 +1,10 @@
-"""The mutation summary (harness/mutation/report.py): counts, tables and JSON from payloads."""
+"""The mutation summary (harness/mutation/mutation_summary.py): counts, tables and JSON."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pytest_diageval.harness.mutation.report import MutationSummary
+from pytest_diageval.harness.mutation.mutation_summary import MutationSummary
 
 
 def payload(

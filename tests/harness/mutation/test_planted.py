@@ -16,9 +16,9 @@ import pytest
 
 from pytest_diageval.core.evidence.world import LogEntry, World
 from pytest_diageval.core.judge.instruction_like import instruction_signals
+from pytest_diageval.harness.mutation.mutant_runs import run_mutant
 from pytest_diageval.harness.mutation.mutants import derive_mutants
 from pytest_diageval.harness.mutation.planted import plant, planted_variant, variants
-from pytest_diageval.harness.mutation.replay import run_mutant
 from support.mutation_plans import replay_plan
 
 CORPUS = Path(__file__).resolve().parents[2] / "data" / "injection_corpus" / "injections.jsonl"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pytest_diageval.harness.mutation.mutant_runs import run_mutant
 from pytest_diageval.harness.mutation.mutants import derive_mutants
-from pytest_diageval.harness.mutation.replay import run_mutant
 from pytest_diageval.harness.mutation.scope_mutants import (
     EXCLUDED_ID,
     MOVED_ID,

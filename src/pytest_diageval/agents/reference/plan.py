@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from pytest_diageval.core.contract.evidence_tools import QUERY_LOGS, QUERY_METRICS
-from pytest_diageval.core.contract.scope import ScopeContract
+from pytest_diageval.core.contract.scope_contract import ScopeContract
 from pytest_diageval.core.evidence.tool_arguments import KEYWORDS_OFFERED
 from pytest_diageval.core.scope.session import ScopeNames
 

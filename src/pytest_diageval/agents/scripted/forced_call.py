@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_diageval.core.contract.schema import SUBMIT_CONTRACT_FUNCTION
+from pytest_diageval.core.contract.contract_schema import SUBMIT_CONTRACT_FUNCTION
 
 __all__ = ["answering_function", "forced_function", "structured_answer_call"]
 

@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, 
 from pytest_diageval.agents.llm import LLM, STAGE_HEADER, LLMConfig, Stage
 from pytest_diageval.agents.scripted.forced_call import answering_function
 from pytest_diageval.agents.scripted.token_estimate import estimated_tokens, prompt_tokens
-from pytest_diageval.core.contract.schema import SUBMIT_CONTRACT_FUNCTION
+from pytest_diageval.core.contract.contract_schema import SUBMIT_CONTRACT_FUNCTION
 from pytest_diageval.core.evidence.store import stable_json
 
 __all__ = [

@@ -7,11 +7,11 @@ The top of the core: may import ``core.contract``, ``core.evidence``, ``core.tex
 """
 
 __all__ = [
+    "answer_templates",
     "audit",
     "composer",
     "confirmed",
     "routing",
-    "templates",
     "verified_claims",
     "wording",
 ]

@@ -12,7 +12,7 @@ the audit trail and the HTML report, beside the rendering (:class:`RenderedClaim
   blocks under a heading of their own (knowledge, never confirmed), and a line naming the
   claims left out by code id.
 * ``disclaimer`` (LOW_CONFID) and ``degraded`` (REJECT): the fixed templates of
-  :mod:`.templates` around the same rendering (a degraded answer renders only directly
+  :mod:`.answer_templates` around the same rendering (a degraded answer renders only directly
   supported claims, and none after a gatekeeper reject).
 
 Which claims are used and which dropped (and why) is :func:`.verified_claims.select_claims`;
@@ -31,13 +31,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_diageval.core.answer.confirmed import (
-    SOURCE_TAG_RE,
-    ConfirmedEvidence,
-    render_confirmed,
-)
-from pytest_diageval.core.answer.routing import RouteDecision
-from pytest_diageval.core.answer.templates import (
+from pytest_diageval.core.answer.answer_templates import (
     assert_no_raw_leak,
     check_route_matches_verdict,
     code_claim_ids,
@@ -47,6 +41,12 @@ from pytest_diageval.core.answer.templates import (
     left_out_line,
     section,
 )
+from pytest_diageval.core.answer.confirmed import (
+    SOURCE_TAG_RE,
+    ConfirmedEvidence,
+    render_confirmed,
+)
+from pytest_diageval.core.answer.routing import RouteDecision
 from pytest_diageval.core.answer.verified_claims import (
     ClaimSelection,
     DroppedClaim,

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any, Literal
 
-from pytest_diageval.core.answer.templates import strip_control
+from pytest_diageval.core.answer.answer_templates import strip_control
 from pytest_diageval.core.answer.wording import Wording
 from pytest_diageval.core.contract.contracts import (
     CheckedBinding,

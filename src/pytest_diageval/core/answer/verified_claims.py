@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from pytest_diageval.core.answer.templates import hides_text, strip_control
+from pytest_diageval.core.answer.answer_templates import hides_text, strip_control
 from pytest_diageval.core.contract.contracts import (
     Claim,
     ExecutorContract,

@@ -9,12 +9,12 @@ the modules named in ``__all__``.
 
 __all__ = [
     "claim_ids",
+    "contract_schema",
     "contracts",
     "evidence_tools",
     "gatekeeper_rules",
     "limits",
     "rules",
-    "schema",
-    "scope",
+    "scope_contract",
     "verifier_schema",
 ]

@@ -23,7 +23,7 @@ from pytest_diageval.core.contract.evidence_tools import (
     QUERY_LOGS,
     QUERY_METRICS,
 )
-from pytest_diageval.core.contract.scope import DecodingScope
+from pytest_diageval.core.contract.scope_contract import DecodingScope
 from pytest_diageval.core.evidence.tool_search import normalise_query
 from pytest_diageval.core.evidence.world import LogLevel, World, normalise_log_level
 
@@ -222,7 +222,8 @@ def constrained_tool_definitions(
     services the world has plus those the question names (a question about a service the
     world lacks must still be searchable: its no-hit is the evidence); ``alert_name`` is an
     ``enum`` of the world's alert names. A narrow question's ``scope`` replaces either list by
-    the services / alerts it names (:class:`~pytest_diageval.core.contract.scope.DecodingScope`;
+    the services / alerts it names
+    (:class:`~pytest_diageval.core.contract.scope_contract.DecodingScope`;
     ``None`` there keeps the full list), less what the question excludes; a narrow question
     naming an alert (``scope.by_alert``) makes ``query_metrics`` take the alert, required, and
     no keywords. Bounds (``limit``, ``top_k``) are the models' own ``minimum``/``maximum``. The

@@ -31,7 +31,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_diageval.core.contract.scope import ScopeContract
+from pytest_diageval.core.contract.scope_contract import ScopeContract
 from pytest_diageval.core.scope.floor import named_services, named_topics
 from pytest_diageval.core.text.normalised import normalise
 

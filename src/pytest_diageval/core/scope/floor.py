@@ -1,7 +1,7 @@
 """The scope a question sets, read from the question itself (deterministic, no model).
 
 :func:`scope_floor` reads a query into a
-:class:`~pytest_diageval.core.contract.scope.ScopeContract`:
+:class:`~pytest_diageval.core.contract.scope_contract.ScopeContract`:
 
 * **services and alerts** named in it: the world's service names and their aliases, its alert
   names (``order-service``, ``订单服务``, ``HighMemoryUsage``);
@@ -9,7 +9,7 @@
 * **narrow**: 004's markers (只确认, 只排查, 只看, 不要分析, 不要扩展, 只回答, 是否真实存在) or
   是否存在/出现/有 … 告警/日志/错误/记录 in one clause (or its spoken form: 有没有 / 有无 …
   日志); a narrow question allows observation claims only
-  (:data:`~pytest_diageval.core.contract.scope.NARROW_CLAIM_TYPES`);
+  (:data:`~pytest_diageval.core.contract.scope_contract.NARROW_CLAIM_TYPES`);
 * text inside quotation marks (“…”, 「…」, "…") is mentioned, not asked about, and is skipped;
 * **exclusions**: 不要分析 / 排除 / 不用看 … followed by a list (、 , 或 和 …) up to the end of
   the clause; an excluded service leaves the services in scope, an excluded item that names a
@@ -29,7 +29,7 @@ from importlib import resources
 
 import yaml
 
-from pytest_diageval.core.contract.scope import (
+from pytest_diageval.core.contract.scope_contract import (
     ALL_CLAIM_TYPES,
     NARROW_CLAIM_TYPES,
     ScopeContract,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict
 
 from pytest_diageval.core.contract.contracts import Claim, ExecutorContract, FactChecked, Plan
-from pytest_diageval.core.contract.scope import DecodingScope, ScopeContract, excluded
+from pytest_diageval.core.contract.scope_contract import DecodingScope, ScopeContract, excluded
 from pytest_diageval.core.scope.claims import (
     EXCLUDED_TOPIC,
     OUT_OF_SCOPE,

@@ -1,7 +1,7 @@
 """When two requests are the same, and what a stale-cassette error shows when they are not.
 
-:mod:`pytest_diageval.harness.cassettes.session` re-exports the public names. Requests match on
-method, path and the canonical body (:func:`canonical_body`; the vcrpy matcher is
+:mod:`pytest_diageval.harness.cassettes.cassette_session` re-exports the public names. Requests
+match on method, path and the canonical body (:func:`canonical_body`; the vcrpy matcher is
 :func:`body_matcher`). A replay miss is reported with a short unified diff of the recorded and
 the current request: one message per block, JSON one field per line, prose split into sentences
 and lines cut into chunks, Chinese kept readable, so the diff points at the sentence that

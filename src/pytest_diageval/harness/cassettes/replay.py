@@ -1,7 +1,7 @@
-"""The vcrpy cassette class of a :class:`~.session.CassetteSession`.
+"""The vcrpy cassette class of a :class:`~.cassette_session.CassetteSession`.
 
-:mod:`pytest_diageval.harness.cassettes.session` documents the behaviour: a replay miss raises
-the session's own error before any network, and an answer the SDK retried is replaced by the
+:mod:`pytest_diageval.harness.cassettes.cassette_session` documents the behaviour: a replay miss
+raises the session's own error before any network, and an answer the SDK retried is replaced by the
 retry's, so a cassette holds each request's final answer only.
 """
 

@@ -1,7 +1,7 @@
 """Keeping credentials out of cassettes: scrub before save, scan after.
 
 Everything that decides what may reach disk sits here;
-:mod:`pytest_diageval.harness.cassettes.session` re-exports the public constants and raises
+:mod:`pytest_diageval.harness.cassettes.cassette_session` re-exports the public constants and raises
 ``SecretLeakError`` from :func:`find_secret`'s answer. This module knows nothing of the cassette
 session or its errors: the dependency runs from ``cassettes`` to here only.
 

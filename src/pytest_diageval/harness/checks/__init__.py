@@ -5,4 +5,4 @@ May import the core, the agents and ``harness.format``. Other subpackages import
 modules in ``__all__``.
 """
 
-__all__ = ["evaluators", "evidence_lines", "failures", "outcome", "samples"]
+__all__ = ["evaluators", "evidence_lines", "failures", "outcome", "pass_at_k"]

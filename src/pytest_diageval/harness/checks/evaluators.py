@@ -19,7 +19,6 @@ from pytest_diageval.agents.results import ChatResult, RoundResult
 from pytest_diageval.agents.usage import TokenUsage
 from pytest_diageval.core.contract.contracts import Verdict
 from pytest_diageval.harness.checks import evidence_lines as ev
-from pytest_diageval.harness.checks.composer import check_composer
 from pytest_diageval.harness.checks.outcome import (
     Check,
     CheckContext,
@@ -30,8 +29,9 @@ from pytest_diageval.harness.checks.outcome import (
     run_registered,
     set_difference,
 )
+from pytest_diageval.harness.checks.published_answer import check_composer
 from pytest_diageval.harness.checks.rubric import check_rubric
-from pytest_diageval.harness.checks.scope import check_set_aside
+from pytest_diageval.harness.checks.set_aside import check_set_aside
 from pytest_diageval.harness.checks.tokens import check_tokens
 from pytest_diageval.harness.checks.tool_rows import check_no_evidence, check_tool_calls
 from pytest_diageval.harness.format.registry import CheckRegistry, builtin_params

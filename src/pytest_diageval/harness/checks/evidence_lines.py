@@ -13,7 +13,7 @@ from typing import Any
 
 from pytest_diageval.agents.results import ChatResult, RoundResult, ToolCallSummary
 from pytest_diageval.core.contract.contracts import Claim, GatekeeperResult, ToolInvocation
-from pytest_diageval.core.contract.scope import OUT_OF_SCOPE_CALL, ScopeContract
+from pytest_diageval.core.contract.scope_contract import OUT_OF_SCOPE_CALL, ScopeContract
 from pytest_diageval.core.evidence.store import stable_json
 
 __all__ = [

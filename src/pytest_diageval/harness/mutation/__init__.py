@@ -5,4 +5,4 @@ Above the scenario items: may import the core, the agents and every other part o
 harness. Only the plugin imports it, through the modules in ``__all__``.
 """
 
-__all__ = ["items", "report"]
+__all__ = ["mutant_items", "mutation_summary"]

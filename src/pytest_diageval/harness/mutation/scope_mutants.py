@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pytest_diageval.agents.results import ChatResult
-from pytest_diageval.core.contract.scope import ScopeContract
+from pytest_diageval.core.contract.scope_contract import ScopeContract
 from pytest_diageval.harness.mutation.mutants import Mutant, MutationBase
 
 __all__ = ["EXCLUDED_ID", "MOVED_ID", "scope_mutants", "without_set_aside_targets"]

@@ -1,6 +1,6 @@
 """How a cassette file looks on disk: readable YAML, always UTF-8.
 
-:mod:`pytest_diageval.harness.cassettes.session` registers these with vcrpy. Both replace a
+:mod:`pytest_diageval.harness.cassettes.cassette_session` registers these with vcrpy. Both replace a
 vcrpy default that would make cassettes hard to review or silently re-recorded: the stock
 serializer escapes every Chinese character as ``\\uXXXX``, and the stock persister reads in the
 locale's encoding and treats an unreadable cassette as an empty one. The persister reports a

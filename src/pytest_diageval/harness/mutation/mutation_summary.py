@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_diageval.harness.checks.evidence_lines import table
-from pytest_diageval.harness.mutation.items import mutant_payload, not_mutated_payload
+from pytest_diageval.harness.mutation.mutant_items import mutant_payload, not_mutated_payload
 from pytest_diageval.harness.mutation.mutants import KINDS
 from pytest_diageval.harness.outputs import write_atomically
 

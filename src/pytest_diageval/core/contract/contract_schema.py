@@ -13,8 +13,8 @@ produce a citation of an invocation that never happened:
   a completed search that found nothing (its collection path, ``$.logs`` / ``$.alerts``,
   :data:`~.gatekeeper_rules.NO_HIT_RAW_PATHS`); failed, deduped and helper calls offer none;
 * before any citable invocation, bindings are empty arrays;
-* with a narrow question's scope (:class:`~.scope.DecodingScope`), the caller passes only the
-  invocations the scope admits, and ``claim_type`` is an ``enum`` of the types the question
+* with a narrow question's scope (:class:`~.scope_contract.DecodingScope`), the caller passes
+  only the invocations the scope admits, and ``claim_type`` is an ``enum`` of the types the question
   allows (observation / negative_observation): a small model under a grammar then cannot cite
   another service's evidence or write a root cause for "只确认 …".
 

@@ -4,7 +4,7 @@ Node ids read ``<file>::<scenario id>::mutant[digit-first-claim-1-0]``
 (``<kind>-<claim>-<binding>``, see :mod:`pytest_diageval.harness.mutation.mutants`), so ``-k``,
 ``-x``, xdist, junit and ``--diageval-report`` treat mutants as any other item. The scenario's
 unmutated replay runs once at collection (it says whether the scenario reaches PASS and what
-there is to mutate); each item then runs its mutant (:mod:`~.replay`).
+there is to mutate); each item then runs its mutant (:mod:`~.mutant_runs`).
 
 An item passes when its mutant is killed (any verdict but PASS), is skipped when the mutant
 is equivalent by construction, and fails when the mutant survives, naming what changed, the
@@ -24,8 +24,7 @@ import pytest
 from pytest_diageval.harness.collect import ScenarioFile
 from pytest_diageval.harness.format.loader import load_scenario_world
 from pytest_diageval.harness.items import ScenarioNode
-from pytest_diageval.harness.mutation.mutants import Mutant, derive_mutants
-from pytest_diageval.harness.mutation.replay import (
+from pytest_diageval.harness.mutation.mutant_runs import (
     MutantOutcome,
     MutationSetupError,
     ReplayPlan,
@@ -33,6 +32,7 @@ from pytest_diageval.harness.mutation.replay import (
     plan_replay,
     run_mutant,
 )
+from pytest_diageval.harness.mutation.mutants import Mutant, derive_mutants
 from pytest_diageval.harness.mutation.scope_mutants import (
     scope_mutants,
     without_set_aside_targets,

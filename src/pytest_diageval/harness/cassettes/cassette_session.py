@@ -51,7 +51,7 @@ an allowlist, secret response headers are dropped, every given secret (whatever 
 becomes :data:`SCRUBBED`, each written file is scanned for the exact secrets and key-like
 strings (:func:`scan_for_secrets`), and :func:`cassette_transport` scrubs them from every
 answer before the run reads it. Cassettes are readable YAML
-(:mod:`~pytest_diageval.harness.cassettes.format`): decoded bodies, JSON pretty-printed with
+(:mod:`~pytest_diageval.harness.cassettes.cassette_file`): decoded bodies, JSON pretty-printed with
 real Chinese characters; the recorded request body is only ever compared, never sent again,
 so reformatting it is safe.
 
@@ -74,6 +74,11 @@ import openai
 import vcr
 from vcr.request import Request
 
+from pytest_diageval.harness.cassettes.cassette_file import (
+    ReadableYaml,
+    Utf8Persister,
+    holds_recording,
+)
 from pytest_diageval.harness.cassettes.diff import (
     CANONICAL_BODY_KEYS,
     body_matcher,
@@ -81,7 +86,6 @@ from pytest_diageval.harness.cassettes.diff import (
     describe_request,
     request_diff,
 )
-from pytest_diageval.harness.cassettes.format import ReadableYaml, Utf8Persister, holds_recording
 from pytest_diageval.harness.cassettes.interrupt import RecordingInterrupted
 from pytest_diageval.harness.cassettes.replay import SessionCassette
 from pytest_diageval.harness.cassettes.secrets import (
