@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Self, cast, get_args
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
@@ -33,7 +34,6 @@ from pytest_diageval.core.contract.contracts import (
 from pytest_diageval.core.evidence.tool_arguments import TOOL_NAMES
 from pytest_diageval.core.scope.claims import SCOPE_RULES
 from pytest_diageval.harness.format.rule_names import GatekeeperRule
-from pytest_diageval.harness.format.strict_values import Rounds
 
 __all__ = [
     "EXPECT_KEYS",
@@ -79,6 +79,19 @@ ToolName = Annotated[
     str, AfterValidator(_known_tool), Field(json_schema_extra={"enum": list(TOOL_NAMES)})
 ]
 """A tool the executor can call (``core.tool_arguments.TOOL_NAMES``): evidence or helper."""
+
+
+def _an_integer(value: Any) -> Any:
+    """``true == 1`` and ``1.0 == 1`` in Python, so ``Literal[1, 2]`` alone takes ``true`` and
+    ``1.0`` as 1 (``expect.rounds: true`` passed as ``rounds: 1``): refuse them first."""
+    if isinstance(value, bool | float):
+        kind = "a boolean" if isinstance(value, bool) else "a number"
+        raise ValueError(f"must be an integer, 1 or 2; got {str(value).lower()} ({kind})")
+    return value
+
+
+Rounds = Annotated[Literal[1, 2], BeforeValidator(_an_integer)]
+"""The verifier rounds a run may take: the integer 1 or 2."""
 
 
 class StrictModel(BaseModel):
