@@ -24,6 +24,7 @@ whatever the numbers: the figures are the result.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections import Counter
@@ -38,27 +39,54 @@ from pytest_diageval.core.contract.contracts import (
     ToolInvocation,
 )
 from pytest_diageval.core.contract.gatekeeper_rules import NO_HIT_RAW_PATHS
+from pytest_diageval.core.evidence.world import load_world
 from pytest_diageval.core.evidence.recorder import (
     EVIDENCE_LIST_KEYS,
     extract_evidence_items,
     extract_evidence_refs,
 )
-from pytest_diageval.core.judge.claim_support import claim_ceilings
+from pytest_diageval.core.judge.claim_support import claim_ceilings, label_rank
 from pytest_diageval.core.scope.claims import scope_problems
 from pytest_diageval.core.scope.floor import scope_floor
 
 __all__ = ["SETS", "flagged", "main"]
 
-CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "claim_corpus"
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "data" / "claim_corpus"
+TRAINING = ROOT / "benchmarks" / "claim_corpus"
 SETS = (("held-out A", "heldout_claims_a.jsonl"), ("held-out B", "heldout_claims_b.jsonl"))
+TRAINING_SETS = (
+    ("training A", "labelled_claims_a.jsonl"),
+    ("training B", "labelled_claims_b.jsonl"),
+)
 _TOOL = {"alert": "query_metrics", "log": "query_logs", "runbook": "lookup_knowledge"}
 _TYPE = {"fact": "observation", "hypothesis": "risk"}
-_SUPPORTING = {"direct_evidence", "indirect_support"}
 
 
 def load(name: str) -> list[dict[str, Any]]:
-    lines = (CORPUS / name).read_text("utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+    """The pairs of one set (held-out or training), no-hit items in one shape."""
+    folder = TRAINING if (TRAINING / name).exists() else CORPUS
+    lines = (folder / name).read_text("utf-8").splitlines()
+    pairs = [json.loads(line) for line in lines if line.strip()]
+    for pair in pairs:
+        pair["items"] = [_no_hit_shape(item) for item in pair["items"]]
+    return pairs
+
+
+def _no_hit_shape(item: dict[str, Any]) -> dict[str, Any]:
+    """A no-hit as the held-out sets write it: ``arguments`` with service, keywords, level,
+    start and end (the training sets put some of these beside ``arguments``)."""
+    if item["kind"] != "no_hit":
+        return item
+    arguments = dict(item.get("arguments") or {})
+    for key in ("service", "keywords", "level", "alert_name"):
+        if item.get(key) is not None:
+            arguments.setdefault(key, item[key])
+    window = item.get("window") or {}
+    for key in ("start", "end"):
+        if window.get(key):
+            arguments.setdefault(key, window[key])
+    return {**item, "arguments": arguments}
 
 
 def _invocation(number: int, item: dict[str, Any]) -> tuple[ToolInvocation, str, str]:
@@ -118,8 +146,12 @@ def flagged(pair: dict[str, Any]) -> list[str]:
          "evidence_bindings": bindings}
     )  # fmt: skip
     gate = GatekeeperResult(status="pass", severity="none", checked_bindings=checked)
-    ceiling = claim_ceilings([claim], gate, rows)["c"]
-    reasons = [] if ceiling.ceiling in _SUPPORTING else [ceiling.rule or ceiling.ceiling]
+    ceiling = claim_ceilings([claim], gate, rows, _aliases())["c"]
+    # What the bindings' kinds alone allow: direct, or indirect when a runbook is cited. A
+    # pair is flagged when the claim is held below that (a rule read what it says).
+    most = "indirect_support" if any(i["kind"] == "runbook" for i in pair["items"]) else None
+    held = label_rank(ceiling.ceiling) < label_rank(most or "direct_evidence")
+    reasons = [ceiling.rule or ceiling.ceiling] if held else []
     question = pair.get("question")
     if question:
         services = sorted({i["service"] for i in pair["items"] if i.get("service")})
@@ -131,13 +163,25 @@ def flagged(pair: dict[str, Any]) -> list[str]:
     return reasons
 
 
+@functools.cache
+def _aliases() -> dict[str, str]:
+    """The shipped default world's aliases (支付服务 -> payment-service), as a run has them."""
+    return load_world("default").entity_aliases()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--list", action="store_true", help="print every miss and false reject")
+    parser.add_argument(
+        "--sets",
+        choices=("training", "held-out", "all"),
+        default="all",
+        help="which sets to read (tune on training; read held-out once per change)",
+    )
     args = parser.parse_args(argv)
-    for name, file in SETS:
-        if (CORPUS / file).exists():
-            _report(name, load(file), args.list)
+    chosen = {"training": TRAINING_SETS, "held-out": SETS, "all": TRAINING_SETS + SETS}
+    for name, file in chosen[args.sets]:
+        _report(name, load(file), args.list)
     return 0
 
 

@@ -53,6 +53,12 @@ from pytest_diageval.core.judge.claim_grounding import (
     negative_statement_problem,
     ungrounded,
 )
+from pytest_diageval.core.judge.claim_structure import (
+    CitedItem,
+    negative_window_problem,
+    structure_problem,
+    term_group,
+)
 from pytest_diageval.core.text.excerpt_tokens import normalise
 
 __all__ = [
@@ -201,14 +207,7 @@ def _positive_ceiling(
             reason=f"claim {claim.claim_id} ({claim.claim_type}) cites only searches that"
             " found nothing; a no-hit supports a negative_observation and nothing else",
         )
-    if any(row.tool_name not in INCIDENT_EVIDENCE_TOOLS for row in items):
-        return _stopped(
-            base,
-            "claim.runbook_binding",
-            runbook=True,
-            reason=f"claim {claim.claim_id} rests on runbook / knowledge guidance"
-            " (lookup_knowledge); guidance is never a confirmed incident fact",
-        )
+    runbook = any(row.tool_name not in INCIDENT_EVIDENCE_TOOLS for row in items)
     stray = _services_not_cited(claim.claim_text, items, by_id)
     if stray:
         return _stopped(
@@ -218,8 +217,18 @@ def _positive_ceiling(
             " it cites is about that service",
         )
     rows_known = all(row.source_invocation_id in by_id for row in items)
-    texts = [_item_text(row, by_id) for row in items]
-    problem = ungrounded(claim.claim_text, texts) if rows_known else None
+    problem = _structure(claim, items, by_id) if rows_known else None
+    if problem is not None and rule_ceiling(problem[0]) == "no_evidence":
+        rule, reason = problem
+        return _stopped(base, rule, reason=f"claim {claim.claim_id}: {reason}", runbook=runbook)
+    if runbook:
+        return _stopped(
+            base,
+            "claim.runbook_binding",
+            runbook=True,
+            reason=f"claim {claim.claim_id} rests on runbook / knowledge guidance"
+            " (lookup_knowledge); guidance is never a confirmed incident fact",
+        )
     if problem is not None:
         rule, reason = problem
         return _stopped(base, rule, reason=f"claim {claim.claim_id}: {reason}")
@@ -228,6 +237,32 @@ def _positive_ceiling(
         ceiling="direct_evidence",
         reason=f"claim {claim.claim_id} cites incident evidence that passed the gatekeeper",
     )
+
+
+def _structure(
+    claim: Claim, items: Sequence[CheckedBinding], by_id: Mapping[int, ToolInvocation]
+) -> tuple[str, str] | None:
+    """The first thing the claim says that its cited items do not (:mod:`.claim_structure`),
+    after the rules on what a claim may say at all (:func:`ungrounded`)."""
+    texts = [_item_text(row, by_id) for row in items]
+    problem = ungrounded(claim.claim_text, texts)
+    if problem is not None:
+        return problem
+    cited = [_cited_item(row, by_id) for row in items]
+    found = structure_problem(claim.claim_text, claim.claim_type, cited)
+    return None if found is None else (found.rule, found.reason)
+
+
+def _cited_item(row: CheckedBinding, by_id: Mapping[int, ToolInvocation]) -> CitedItem:
+    """The item a passed binding cites, field by field (its ref text on a row made before
+    items were recorded)."""
+    invocation = by_id[row.source_invocation_id or -1]
+    details = invocation.retrieval_details
+    wanted = (row.raw_path or "").strip()
+    for item in (details.evidence_items or []) if details is not None else []:
+        if item.raw_path == wanted:
+            return CitedItem(invocation.tool_name, item.fields)
+    return CitedItem(invocation.tool_name, {"text": _ref_text(invocation, row.raw_path)})
 
 
 def _services_not_cited(
@@ -295,6 +330,9 @@ def _negative_ceiling(
     uncovered = negative_problem(claim.claim_text, searches) or negative_statement_problem(
         claim.claim_text, no_hits
     )
+    window = negative_window_problem(claim.claim_text, [s.input_params for s in searches])
+    if uncovered is None and window is not None:
+        uncovered = window.rule, window.reason
     if uncovered is not None:
         rule, reason = uncovered
         return _stopped(base, rule, reason=f"negative_observation {claim.claim_id}: {reason}")
@@ -335,7 +373,16 @@ def _covers(search: ToolInvocation, text: str) -> bool:
     if service is not None and normalise(service) not in text:
         return False
     terms = [normalise(term) for term in _search_terms(search)]
-    return not terms or any(term and term in text for term in terms)
+    return not terms or any(term and _named(term, text) for term in terms)
+
+
+def _named(term: str, text: str) -> bool:
+    """The claim names a searched term: as written, in another form of its term group
+    (连接池 = connection pool), or word by word in any order ("disk full" = "full disk")."""
+    if term in text or any(form in text for form in term_group(term) if len(form) > 1):
+        return True
+    words = term.split()
+    return len(words) > 1 and all(word in text.split() for word in words)
 
 
 def _subject(search: ToolInvocation) -> str:

@@ -1,0 +1,594 @@
+"""Does a claim say what its cited items say? Read by structure, not by pooled words.
+
+A binding that passed the gatekeeper proves the quote is real; this module compares what the
+claim *asserts* with the items it cites, one structure at a time (issue 37). Each check names
+the rule of ``core/contract/rules.py`` it reports; the first problem found decides.
+
+====================================  ========================================================
+rule                                  what the claim does
+====================================  ========================================================
+``claim.number_not_cited``            states a number no item shows, after units are
+                                      converted (30 秒 = 30000ms, 百分之九十一 = 91%), or the
+                                      right number with the wrong unit (30 分钟 for 30000ms)
+``claim.label_swapped``               binds an item's number to another label: the claim's
+                                      current value is the item's threshold, active is idle
+``claim.subject_swapped``             says of one service a number only another's item shows
+``claim.timestamp_not_cited``         states a time or date no item carries, zones converted
+                                      (UTC 03:13:47 = 11:13:47+08:00)
+``claim.entity_not_cited``            names an id, a class or a product no item names (an id's
+                                      base counts: HikariPool for HikariPool-1)
+``claim.polarity_contradicts_item``   says resolved of a firing alert (or the reverse), says
+                                      idle connections remain when the item counts 0, or
+                                      reports success where the item reports a failure
+``claim.runbook_as_fact``             states a runbook's general guidance as this incident's
+                                      fact (neither hedged nor said to be guidance)
+``claim.modality_hardened``           states as settled what its item only suspects (疑似,
+                                      may): at most indirect
+``claim.causal_across_items``         joins a cause and an effect from different items that
+                                      no item links: at most indirect
+====================================  ========================================================
+
+A negative observation is read by :func:`negative_window_problem` as well: the window it
+states must lie inside the window its no-hit searched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_diageval.core.text.normalised import normalise
+from pytest_diageval.core.text.quantities import (
+    UNIT_FORMS,
+    Moment,
+    Quantity,
+    Reading,
+    read,
+    structure_vocabulary,
+)
+
+__all__ = [
+    "CitedItem",
+    "StructureProblem",
+    "negative_window_problem",
+    "structure_problem",
+    "term_group",
+]
+
+_SERVICE_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-service")
+_FIELD_LABELS = {"current": "current", "threshold": "threshold", "duration": "duration"}
+_TOLERANCE, _APPROX_TOLERANCE = 0.005, 0.06
+_ENTITY_RES = (
+    re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9_]*(?:[-.:][A-Za-z0-9_]+)+(?![A-Za-z0-9_])"),
+    re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]+[0-9][A-Za-z0-9_]*(?![A-Za-z0-9_])"),
+    re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*(?![A-Za-z0-9_])"),
+    re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Za-z]{2,}(?![A-Za-z0-9_])"),
+)
+
+
+@dataclass(frozen=True)
+class CitedItem:
+    """One item a claim's passed binding cites: its tool and its own fields (for a search
+    that found nothing, ``no_hit`` is set and ``fields`` are the search's arguments)."""
+
+    tool: str
+    fields: Mapping[str, Any]
+    no_hit: bool = False
+    service: str | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        named = self.fields.get("service")
+        service = normalise(named) if isinstance(named, str) and named.strip() else None
+        object.__setattr__(self, "service", service)
+
+    @property
+    def text(self) -> str:
+        """Every field value of the item, in one line (what its words are read from)."""
+        return " ; ".join(_flat(value) for value in self.fields.values())
+
+
+def _flat(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return " ; ".join(f"{k}: {_flat(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return " , ".join(_flat(v) for v in value)
+    return "" if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class StructureProblem:
+    """One rule the claim breaks, and why, in words a reviewer reads."""
+
+    rule: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class _ItemReading:
+    item: CitedItem
+    reading: Reading
+    quantities: tuple[Quantity, ...]
+    moments: tuple[Moment, ...]
+
+
+def term_group(term: str) -> frozenset[str]:
+    """Every form of ``term`` in the vocabulary's term groups (itself when in none)."""
+    folded = normalise(term)
+    for group in structure_vocabulary().terms:
+        if folded in group:
+            return group
+    return frozenset({folded})
+
+
+def structure_problem(
+    claim_text: str, claim_type: str, items: Sequence[CitedItem]
+) -> StructureProblem | None:
+    """The first structural disagreement between a positive claim and its cited items (None
+    when the claim says nothing they do not show). ``items`` are the incident and runbook
+    items its passed bindings cite; no-hit searches are :func:`negative_window_problem`'s."""
+    found = [i for i in items if not i.no_hit]
+    if not found:
+        return None
+    claim = read(claim_text)
+    readings = [_read_item(item) for item in found]
+    return (
+        _number_problem(claim, readings)
+        or _time_problem(claim, readings)
+        or _entity_problem(claim_text, readings)
+        or _polarity_problem(claim, readings)
+        or _modality_problem(claim, claim_type, readings)
+        or _causal_problem(claim, claim_type, readings)
+    )
+
+
+# -------------------------------------------------------------------------------- items
+
+
+def _read_item(item: CitedItem) -> _ItemReading:
+    reading = read(item.text)
+    quantities = list(reading.quantities)
+    for name, label in _FIELD_LABELS.items():
+        value = item.fields.get(name)
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            for quantity in read(str(value)).quantities:
+                quantities.append(_relabelled(quantity, label))
+    return _ItemReading(item, reading, tuple(quantities), reading.moments)
+
+
+def _relabelled(quantity: Quantity, label: str) -> Quantity:
+    return Quantity(
+        quantity.raw, quantity.value, quantity.dim, quantity.unit, label, -1, -1, quantity.approx
+    )
+
+
+# ------------------------------------------------------------------------------ numbers
+
+
+def _same(claim: Quantity, item: Quantity) -> bool:
+    tolerance = _APPROX_TOLERANCE if claim.approx or item.approx else _TOLERANCE
+    if claim.dim == item.dim:
+        return abs(claim.value - item.value) <= tolerance * max(abs(item.value), 1e-9)
+    if claim.dim == "plain" or (claim.dim == "percent" and item.dim == "plain"):
+        # a number written without its unit is the item's number as written
+        return abs(claim.raw - item.raw) <= tolerance * max(abs(item.raw), 1e-9)
+    return False
+
+
+def _derived(claim: Quantity, items: Sequence[_ItemReading]) -> bool:
+    """A number the claim computed from its items: a difference or a sum of two numbers of
+    one item (91% - 85% = 6 points), a small ratio ("twice its limit"), the time between two
+    items' timestamps ("six seconds later"), or a count of what the items list ("两个接口")."""
+    return _arithmetic(claim, items) or _elapsed(claim, items) or _counted(claim, items)
+
+
+def _arithmetic(claim: Quantity, items: Sequence[_ItemReading]) -> bool:
+    for reading in items:
+        values = [q for q in reading.quantities if q.dim == claim.dim or claim.dim == "plain"]
+        for first in values:
+            for second in values:
+                if first is second or first.dim != second.dim or second.value == 0:
+                    continue
+                wanted = claim.value if claim.dim == first.dim else claim.raw
+                for value in (first.value - second.value, first.value + second.value):
+                    if value > 0 and abs(wanted - value) <= _TOLERANCE * max(value, 1e-9):
+                        return True
+                ratio = first.value / second.value
+                if claim.dim == "plain" and 1 < claim.raw <= 10 and abs(ratio - claim.raw) <= 0.5:
+                    return True
+    return False
+
+
+def _elapsed(claim: Quantity, items: Sequence[_ItemReading]) -> bool:
+    if claim.dim != "duration":
+        return False
+    stamps = [m for r in items for m in r.moments if m.hour is not None and m.minute is not None]
+    for first in stamps:
+        for second in stamps:
+            gap = abs(_seconds(first) - _seconds(second)) * 1000
+            if gap and abs(gap - claim.value) <= _TOLERANCE * gap:
+                return True
+    return False
+
+
+def _seconds(moment: Moment) -> float:
+    return (moment.hour or 0) * 3600 + (moment.minute or 0) * 60 + (moment.second or 0)
+
+
+def _counted(claim: Quantity, items: Sequence[_ItemReading]) -> bool:
+    if claim.dim != "plain" or claim.raw != int(claim.raw):
+        return False
+    sizes = {1, len(items)} | {
+        len(value)
+        for r in items
+        for value in r.item.fields.values()
+        if isinstance(value, list | tuple)
+    }
+    return int(claim.raw) in sizes
+
+
+def _claim_services(text: str, items: Sequence[_ItemReading]) -> list[tuple[int, str]]:
+    """Where the claim names a service: a ``*-service`` name or a cited item's service."""
+    named = [(found.start(), found.group()) for found in _SERVICE_RE.finditer(text)]
+    for service in {r.item.service for r in items if r.item.service}:
+        if not _SERVICE_RE.fullmatch(service):
+            edge = re.compile(rf"(?<![a-z0-9-]){re.escape(service)}(?![a-z0-9-])")
+            named += [(found.start(), service) for found in edge.finditer(text)]
+    return sorted(named)
+
+
+def _number_problem(claim: Reading, items: Sequence[_ItemReading]) -> StructureProblem | None:
+    services = _claim_services(claim.text, items)
+    for quantity in claim.quantities:
+        shown = _written(claim, quantity)
+        matches = [(r, q) for r in items for q in r.quantities if _same(quantity, q)]
+        if not matches:
+            if _derived(quantity, items):
+                continue
+            other = [q for r in items for q in r.quantities if q.raw == quantity.raw]
+            if other and quantity.dim != "plain":
+                return StructureProblem(
+                    "claim.number_not_cited",
+                    f"the claim states {shown}; the items show {_written_item(other[0])},"
+                    " a different quantity (unit)",
+                )
+            return StructureProblem(
+                "claim.number_not_cited", f"the claim states {shown}, which no cited item shows"
+            )
+        words = structure_vocabulary()
+        if quantity.label and all(words.conflicting(quantity.label, q.label) for _, q in matches):
+            return StructureProblem(
+                "claim.label_swapped",
+                f"the claim gives {shown} as {quantity.label}; its items show that number as"
+                f" {matches[0][1].label}",
+            )
+        subject = _subject_of(services, quantity.start)
+        about = [r.item.service for r, _ in matches]
+        if subject and None not in about and subject not in about:
+            return StructureProblem(
+                "claim.subject_swapped",
+                f"the claim says {shown} of {subject}; only items about"
+                f" {', '.join(sorted({a for a in about if a}))} show it",
+            )
+    return None
+
+
+def _subject_of(services: Sequence[tuple[int, str]], position: int) -> str | None:
+    """The service named last before ``position`` (what the number is said of)."""
+    before = [name for start, name in services if start < position]
+    return before[-1] if before else None
+
+
+def _written(reading: Reading, quantity: Quantity) -> str:
+    return repr(reading.text[quantity.start : quantity.end].strip())
+
+
+def _written_item(quantity: Quantity) -> str:
+    return f"{quantity.raw:g}{quantity.unit}"
+
+
+# -------------------------------------------------------------------------------- times
+
+
+def _time_problem(claim: Reading, items: Sequence[_ItemReading]) -> StructureProblem | None:
+    shown = [m for r in items for m in r.moments]
+    for moment in claim.moments:
+        if not any(_moment_matches(moment, other) for other in shown):
+            text = claim.text[moment.start : moment.end]
+            return StructureProblem(
+                "claim.timestamp_not_cited",
+                f"the claim states the time {text!r}"
+                + (f" ({moment.zone})" if moment.zone else "")
+                + ", which no cited item carries in that zone",
+            )
+    return None
+
+
+def _moment_matches(claim: Moment, item: Moment) -> bool:
+    if claim.zone is not None and item.zone is not None and claim.zone != item.zone:
+        moved = item.shifted_to(claim.zone)
+        if moved is None:
+            return False
+        item = moved
+    elif claim.zone is not None and item.zone is None:
+        return False if claim.hour is not None and item.hour is not None else _fields(claim, item)
+    return _fields(claim, item)
+
+
+def _fields(claim: Moment, item: Moment) -> bool:
+    pairs = (
+        (claim.year, item.year), (claim.month, item.month), (claim.day, item.day),
+        (claim.hour, item.hour), (claim.minute, item.minute), (claim.second, item.second),
+    )  # fmt: skip
+    if claim.hour is not None and item.hour is None:
+        return False
+    if claim.month is not None and item.month is None:
+        return False
+    return all(wanted is None or have is None or wanted == have for wanted, have in pairs)
+
+
+# ----------------------------------------------------------------------------- entities
+
+
+def _entity_problem(claim_text: str, items: Sequence[_ItemReading]) -> StructureProblem | None:
+    shown = " ".join(normalise(r.item.text) for r in items)
+    for entity in _entities(claim_text):
+        if not _entity_shown(entity, shown):
+            return StructureProblem(
+                "claim.entity_not_cited", f"the claim names {entity!r}, which no cited item names"
+            )
+    return None
+
+
+def _entities(text: str) -> list[str]:
+    words = structure_vocabulary()
+    found: list[str] = []
+    chinese = len(re.findall(r"[\u4e00-\u9fff]", text)) * 2 > len(re.findall(r"[A-Za-z]", text))
+    starts = {m.start() for m in re.finditer(r"(?:^|[.!?。！？]\s*)([A-Za-z])", text)}
+    for pattern in _ENTITY_RES:
+        for match in pattern.finditer(text):
+            token = match.group().strip(".:-")
+            folded = normalise(token)
+            if not token or folded in words.common or folded in UNIT_FORMS:
+                continue
+            at = match.start()
+            if pattern is _ENTITY_RES[0] and not chinese and not re.search(r"[0-9A-Z]", token):
+                continue  # an English compound (crash-looping), not a name
+            if pattern is _ENTITY_RES[3] and (at in starts or _after_sentence(text, at)):
+                continue
+            if read(token).quantities and not any(c.isalpha() for c in token[:1]):
+                continue
+            if _SERVICE_RE.fullmatch(folded) or folded in found:
+                continue
+            found.append(folded)
+    return found
+
+
+def _after_sentence(text: str, start: int) -> bool:
+    before = text[:start].rstrip()
+    return not before or before[-1] in ".!?。！？:：;；,，(（\"'“"
+
+
+def _entity_shown(entity: str, shown: str) -> bool:
+    if entity in shown:
+        return True
+    group = term_group(entity)
+    return any(form in shown for form in group if len(form) > 1)
+
+
+# ----------------------------------------------------------------------------- polarity
+
+
+def _clauses(text: str) -> list[str]:
+    return [part for part in re.split(r"[,;，；。!?！？]|\bbut\b|但|但是|而且|且", text) if part]
+
+
+def _negated(clause: str, start: int) -> bool:
+    window = clause[max(0, start - 10) : start]
+    return structure_vocabulary().negation.search(window) is not None
+
+
+def _polarity_problem(claim: Reading, items: Sequence[_ItemReading]) -> StructureProblem | None:
+    return (
+        _state_problem(claim.text, items)
+        or _zero_problem(claim.text, items)
+        or _outcome_problem(claim.text, items)
+    )
+
+
+def _state_problem(text: str, items: Sequence[_ItemReading]) -> StructureProblem | None:
+    states = {
+        normalise(str(r.item.fields["state"]))
+        for r in items
+        if isinstance(r.item.fields.get("state"), str)
+    }
+    if not states or len(states) > 1:
+        return None
+    state = next(iter(states))
+    said = {
+        name
+        for name, pattern in structure_vocabulary().states.items()
+        for clause in _clauses(text)
+        for found in pattern.finditer(clause)
+        if not _negated(clause, found.start())
+    }
+    if len(said) != 1:
+        return None
+    claimed = next(iter(said))
+    if claimed != state and state in ("firing", "resolved"):
+        return StructureProblem(
+            "claim.polarity_contradicts_item",
+            f"the claim says the alert is {claimed}; the item's state is {state}",
+        )
+    return None
+
+
+def _zero_problem(text: str, items: Sequence[_ItemReading]) -> StructureProblem | None:
+    counts: dict[str, set[float]] = {}
+    for reading in items:
+        for quantity in reading.quantities:
+            if quantity.label in ("idle", "waiting", "active") and quantity.dim == "plain":
+                counts.setdefault(quantity.label, set()).add(quantity.raw)
+    labels = structure_vocabulary().labels
+    for clause in _clauses(text):
+        if read(clause).quantities:
+            continue
+        for label, values in counts.items():
+            for found in labels[label].finditer(clause):
+                negated = _negated(clause, found.start())
+                if values == {0.0} and not negated:
+                    return StructureProblem(
+                        "claim.polarity_contradicts_item",
+                        f"the claim says there are {label} ones; the item counts {label}=0",
+                    )
+                if 0.0 not in values and negated:
+                    return StructureProblem(
+                        "claim.polarity_contradicts_item",
+                        f"the claim says there are no {label} ones; the item counts"
+                        f" {label}={min(values):g}",
+                    )
+    return None
+
+
+def _outcome_problem(text: str, items: Sequence[_ItemReading]) -> StructureProblem | None:
+    outcomes = structure_vocabulary().outcomes
+    item_text = " ".join(r.reading.text for r in items)
+    item_failed = outcomes["failure"].search(item_text) is not None
+    item_succeeded = outcomes["success"].search(item_text) is not None
+    for clause in _clauses(text):
+        for kind, pattern in outcomes.items():
+            for found in pattern.finditer(clause):
+                if _negated(clause, found.start()):
+                    continue
+                if kind == "success" and item_failed and not item_succeeded:
+                    return StructureProblem(
+                        "claim.polarity_contradicts_item",
+                        f"the claim reports success ({found.group()!r}); its items report a"
+                        " failure",
+                    )
+                if kind == "failure" and item_succeeded and not item_failed:
+                    return StructureProblem(
+                        "claim.polarity_contradicts_item",
+                        f"the claim reports a failure ({found.group()!r}); its items report"
+                        " success",
+                    )
+    return None
+
+
+# ----------------------------------------------------------------- modality and causation
+
+
+def _hedged(text: str) -> bool:
+    return structure_vocabulary().hedges.search(text) is not None
+
+
+def _modality_problem(
+    claim: Reading, claim_type: str, items: Sequence[_ItemReading]
+) -> StructureProblem | None:
+    if claim_type in ("hypothesis", "risk") or _hedged(claim.text):
+        return None
+    runbooks = [r for r in items if r.item.tool == "lookup_knowledge"]
+    words = structure_vocabulary()
+    if runbooks and words.generic.search(claim.text) is None:
+        return StructureProblem(
+            "claim.runbook_as_fact",
+            "the claim states a runbook's general guidance as a fact of this incident",
+        )
+    for reading in items:
+        hedge = words.hedges.search(reading.reading.text)
+        if hedge is not None and _shares(claim.text, reading.reading.text[hedge.start() :]):
+            return StructureProblem(
+                "claim.modality_hardened",
+                f"its item only suspects it ({hedge.group()!r}); the claim states it as settled",
+            )
+    return None
+
+
+def _shares(claim: str, hedged: str) -> bool:
+    """The claim repeats a content word of the item's hedged clause."""
+    clause = re.split(r"[;；。!?！？\n]", hedged, maxsplit=1)[0]
+    return bool(_keys(claim) & _keys(clause))
+
+
+def _keys(text: str) -> set[str]:
+    words = {
+        w for w in re.findall(r"[a-z][a-z0-9_]{2,}", text) if w not in structure_vocabulary().common
+    }
+    han = re.findall(r"[\u4e00-\u9fff]+", text)
+    pairs = {run[i : i + 2] for run in han for i in range(len(run) - 1)}
+    return words | (pairs - _FUNCTION_PAIRS)
+
+
+_FUNCTION_PAIRS = frozenset(
+    {"可能", "疑似", "是否", "需要", "确认", "导致", "原因", "出现", "发生"}
+)
+
+
+def _causal_problem(
+    claim: Reading, claim_type: str, items: Sequence[_ItemReading]
+) -> StructureProblem | None:
+    words = structure_vocabulary()
+    incident = [r for r in items if r.item.tool != "lookup_knowledge"]
+    causal = words.causal.search(claim.text) is not None or claim_type == "root_cause"
+    if not causal or len(incident) < 2:
+        return None
+    if any(words.causal.search(r.reading.text) for r in incident):
+        return None
+    return StructureProblem(
+        "claim.causal_across_items",
+        "the claim links a cause and an effect read from different items; no item states the link",
+    )
+
+
+# ---------------------------------------------------------------------- negative claims
+
+
+def negative_window_problem(
+    claim_text: str, searches: Iterable[Mapping[str, Any]]
+) -> StructureProblem | None:
+    """A negative claim's stated window must lie inside the window each cited search asked
+    for (``start_time`` / ``end_time`` arguments, zones converted)."""
+    claim = [m for m in read(claim_text).moments if m.hour is not None]
+    if not claim:
+        return None
+    for arguments in searches:
+        bounds = [
+            read(str(arguments.get(name))).moments
+            for name in ("start_time", "end_time")
+            if arguments.get(name)
+        ]
+        if len(bounds) != 2 or not bounds[0] or not bounds[1]:
+            continue
+        start, end = bounds[0][0], bounds[1][0]
+        for moment in claim:
+            if not _within(moment, start, end):
+                return StructureProblem(
+                    "claim.negative_window",
+                    f"the claim speaks of {_clock(moment)}; the search looked only from"
+                    f" {_clock(start)} to {_clock(end)}",
+                )
+    return None
+
+
+def _within(moment: Moment, start: Moment, end: Moment) -> bool:
+    zone = moment.zone or start.zone
+    low = start.shifted_to(zone) if zone and start.zone else start
+    high = end.shifted_to(zone) if zone and end.zone else end
+    if low is None or high is None:
+        return True
+    if moment.zone and not start.zone:
+        return True
+    key = _minutes(moment)
+    return _minutes(low) <= key <= _minutes(high) or (
+        _minutes(low) > _minutes(high) and (key >= _minutes(low) or key <= _minutes(high))
+    )
+
+
+def _minutes(moment: Moment) -> float:
+    return (moment.hour or 0) * 60 + (moment.minute or 0) + (moment.second or 0) / 60
+
+
+def _clock(moment: Moment) -> str:
+    text = f"{moment.hour or 0:02d}:{moment.minute or 0:02d}"
+    return text + (f" {moment.zone}" if moment.zone else "")
