@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_diageval.core.text.normalised import normalise
@@ -147,14 +147,23 @@ def structure_problem(
 
 
 def _read_item(item: CitedItem) -> _ItemReading:
+    """The item's numbers: its labelled fields (an alert's current, threshold, duration) and
+    its text, where a number equal to one labelled field takes that field's label."""
     reading = read(item.text)
-    quantities = list(reading.quantities)
+    fields: list[Quantity] = []
     for name, label in _FIELD_LABELS.items():
         value = item.fields.get(name)
         if isinstance(value, str | int | float) and not isinstance(value, bool):
-            for quantity in read(str(value)).quantities:
-                quantities.append(_relabelled(quantity, label))
-    return _ItemReading(item, reading, tuple(quantities), reading.moments)
+            fields += [_relabelled(q, label) for q in read(str(value)).quantities]
+    quantities = [_field_label(q, fields) for q in reading.quantities]
+    return _ItemReading(item, reading, tuple(quantities + fields), reading.moments)
+
+
+def _field_label(quantity: Quantity, fields: Sequence[Quantity]) -> Quantity:
+    labels = {f.label for f in fields if f.dim == quantity.dim and f.value == quantity.value}
+    if quantity.label is None and len(labels) == 1:
+        return replace(quantity, label=labels.pop())
+    return quantity
 
 
 def _relabelled(quantity: Quantity, label: str) -> Quantity:
@@ -263,15 +272,62 @@ def _number_problem(claim: Reading, items: Sequence[_ItemReading]) -> StructureP
                 f"the claim gives {shown} as {quantity.label}; its items show that number as"
                 f" {matches[0][1].label}",
             )
+        order = _order_problem(claim, quantity, items)
+        if order is not None:
+            return order
         subject = _subject_of(services, quantity.start)
         about = [r.item.service for r, _ in matches]
-        if subject and None not in about and subject not in about:
+        named = any(subject and subject in r.reading.text for r, _ in matches)
+        if subject and None not in about and subject not in about and not named:
             return StructureProblem(
                 "claim.subject_swapped",
                 f"the claim says {shown} of {subject}; only items about"
                 f" {', '.join(sorted({a for a in about if a}))} show it",
             )
     return None
+
+
+def _order_problem(
+    claim: Reading, quantity: Quantity, items: Sequence[_ItemReading]
+) -> StructureProblem | None:
+    """A change "from X to Y" whose X the items show after Y (by their timestamps)."""
+    if quantity.label != "after":
+        return None
+    before = next(
+        (q for q in reversed(claim.quantities) if q.end <= quantity.start and q.label == "before"),
+        None,
+    )
+    if before is None:
+        return None
+    first, then = _when(before, items), _when(quantity, items)
+    if first is not None and then is not None and first > then:
+        return StructureProblem(
+            "claim.label_swapped",
+            f"the claim says {_written(claim, before)} came before {_written(claim, quantity)};"
+            " its items show them the other way round",
+        )
+    return None
+
+
+def _when(quantity: Quantity, items: Sequence[_ItemReading]) -> float | None:
+    """When the items show ``quantity``: the timestamp of the one item showing it."""
+    times = {
+        _instant(r)
+        for r in items
+        for q in r.quantities
+        if _same(quantity, q) and _instant(r) is not None
+    }
+    return times.pop() if len(times) == 1 else None
+
+
+def _instant(reading: _ItemReading) -> float | None:
+    stamp = reading.item.fields.get("timestamp")
+    moments = read(stamp).moments if isinstance(stamp, str) else ()
+    if not moments or moments[0].hour is None:
+        return None
+    moment = moments[0].shifted_to("utc") or moments[0]
+    days = (moment.year or 0) * 372 + (moment.month or 0) * 31 + (moment.day or 0)
+    return days * 86400 + _seconds(moment)
 
 
 def _subject_of(services: Sequence[tuple[int, str]], position: int) -> str | None:
@@ -392,9 +448,50 @@ def _negated(clause: str, start: int) -> bool:
 def _polarity_problem(claim: Reading, items: Sequence[_ItemReading]) -> StructureProblem | None:
     return (
         _state_problem(claim.text, items)
+        or _comparison_problem(claim.text, items)
         or _zero_problem(claim.text, items)
         or _outcome_problem(claim.text, items)
     )
+
+
+def _comparison_problem(text: str, items: Sequence[_ItemReading]) -> StructureProblem | None:
+    """ "低于阈值" / "still within its threshold" where the alert's current value is above its
+    threshold, or "above" where it is below."""
+    actual = {
+        _side(r)
+        for r in items
+        if r.item.fields.get("current") is not None and r.item.fields.get("threshold") is not None
+    } - {None}
+    if len(actual) != 1:
+        return None
+    side = actual.pop()
+    words = structure_vocabulary()
+    limit = words.labels_after["threshold"]
+    for clause in _clauses(text):
+        if limit.search(clause) is None:
+            continue
+        said = set()
+        for name, pattern in words.comparisons.items():
+            for found in pattern.finditer(clause):
+                flipped = _negated(clause, found.start())
+                said.add(name if not flipped else ("below" if name == "above" else "above"))
+        if len(said) == 1 and side not in said:
+            return StructureProblem(
+                "claim.polarity_contradicts_item",
+                f"the claim puts the value {said.pop()} its threshold; the item's current value"
+                f" is {side} it",
+            )
+    return None
+
+
+def _side(reading: _ItemReading) -> str | None:
+    current = [q for q in reading.quantities if q.label == "current" and q.start < 0]
+    limit = [q for q in reading.quantities if q.label == "threshold" and q.start < 0]
+    if len(current) != 1 or len(limit) != 1 or current[0].dim != limit[0].dim:
+        return None
+    if current[0].value == limit[0].value:
+        return None
+    return "above" if current[0].value > limit[0].value else "below"
 
 
 def _state_problem(text: str, items: Sequence[_ItemReading]) -> StructureProblem | None:
@@ -490,7 +587,8 @@ def _modality_problem(
         return None
     runbooks = [r for r in items if r.item.tool == "lookup_knowledge"]
     words = structure_vocabulary()
-    if runbooks and words.generic.search(claim.text) is None:
+    only_guidance = len(runbooks) == len(items) or claim_type == "root_cause"
+    if runbooks and only_guidance and words.generic.search(claim.text) is None:
         return StructureProblem(
             "claim.runbook_as_fact",
             "the claim states a runbook's general guidance as a fact of this incident",
@@ -549,14 +647,19 @@ def negative_window_problem(
 ) -> StructureProblem | None:
     """A negative claim's stated window must lie inside the window each cited search asked
     for (``start_time`` / ``end_time`` arguments, zones converted)."""
-    claim = [m for m in read(claim_text).moments if m.hour is not None]
+    moments = read(claim_text).moments
+    dates = [m for m in moments if m.hour is None and m.day is not None]
+    claim = [
+        _dated(m, dates[0] if len(dates) == 1 else None) for m in moments if m.hour is not None
+    ]
     if not claim:
         return None
     for arguments in searches:
         bounds = [
-            read(str(arguments.get(name))).moments
-            for name in ("start_time", "end_time")
-            if arguments.get(name)
+            read(str(value)).moments
+            for names in (("start_time", "start", "since"), ("end_time", "end", "until"))
+            for value in [next((arguments[n] for n in names if arguments.get(n)), None)]
+            if value
         ]
         if len(bounds) != 2 or not bounds[0] or not bounds[1]:
             continue
@@ -571,18 +674,35 @@ def negative_window_problem(
     return None
 
 
+def _dated(moment: Moment, date: Moment | None) -> Moment:
+    """A time of day with the claim's one date ("10 月 17 日 UTC 18:30")."""
+    if date is None or moment.day is not None:
+        return moment
+    return replace(moment, year=date.year, month=date.month, day=date.day)
+
+
 def _within(moment: Moment, start: Moment, end: Moment) -> bool:
     zone = moment.zone or start.zone
-    low = start.shifted_to(zone) if zone and start.zone else start
-    high = end.shifted_to(zone) if zone and end.zone else end
+    if zone is None or start.zone is None or end.zone is None:
+        return _minutes(start) <= _minutes(moment) <= _minutes(end)
+    low, high = start.shifted_to(zone), end.shifted_to(zone)
     if low is None or high is None:
         return True
-    if moment.zone and not start.zone:
-        return True
+    if moment.day is not None and low.day is not None and high.day is not None:
+        key = (moment.month or low.month or 0, moment.day, _minutes(moment))
+        return (
+            (low.month or 0, low.day, _minutes(low))
+            <= key
+            <= (
+                high.month or 0,
+                high.day,
+                _minutes(high),
+            )
+        )
     key = _minutes(moment)
-    return _minutes(low) <= key <= _minutes(high) or (
-        _minutes(low) > _minutes(high) and (key >= _minutes(low) or key <= _minutes(high))
-    )
+    if _minutes(low) <= _minutes(high):
+        return _minutes(low) <= key <= _minutes(high)
+    return key >= _minutes(low) or key <= _minutes(high)
 
 
 def _minutes(moment: Moment) -> float:

@@ -161,6 +161,7 @@ class StructureVocabulary:
     negation: re.Pattern[str]
     terms: tuple[frozenset[str], ...]
     generic: re.Pattern[str]
+    comparisons: Mapping[str, re.Pattern[str]]
     common: frozenset[str]
     zh_digits: Mapping[str, int]
     zh_units: Mapping[str, int]
@@ -199,6 +200,7 @@ def structure_vocabulary() -> StructureVocabulary:
         negation=_any_of(raw["negation"]),
         terms=tuple(frozenset(normalise(str(t)) for t in group) for group in raw["terms"]),
         generic=_any_of(raw["generic"]),
+        comparisons={name: _any_of(forms) for name, forms in raw["comparisons"].items()},
         common=frozenset(normalise(str(w)) for w in raw["common"]),
         zh_digits=dict(words["zh_digits"]),
         zh_units=dict(words["zh_units"]),
@@ -343,8 +345,8 @@ _MOMENT_RES = (
         r"(?:,?\s(?P<y>\d{4})(?!\d))?"
     ),
     re.compile(
-        r"(?<![\d:.+-])(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?(?:\.\d+)?"
-        r"(?P<off>z|[+-]\d{2}:\d{2})?(?![\d:])(?:\s?(?P<ampm>am|pm))?"
+        r"(?<![\d:.+])(?P<h>\d{1,2}):(?P<mi>\d{2})"
+        r"(?::(?P<s>\d{2})(?:\.\d+)?(?P<off>z|[+-]\d{2}:\d{2})?)?(?![\d:])(?:\s?(?P<ampm>am|pm))?"
     ),
     re.compile(
         r"(?<!\d)(?P<h>\d{1,2})\s?[点時时](?:(?P<mi>\d{1,2})\s?分)?(?:(?P<s>\d{1,2})\s?秒)?"
@@ -369,7 +371,26 @@ def _moments(text: str) -> list[Moment]:
             if moment is not None:
                 taken.append(span)
                 found.append(moment)
-    return sorted(found, key=lambda m: m.start)
+    return _ranges(text, sorted(found, key=lambda m: m.start))
+
+
+_RANGE_GAP = re.compile(r"\s*(?:-|–|—|~|至|到|and|to|until|till)?\s*")
+
+
+def _ranges(text: str, found: list[Moment]) -> list[Moment]:
+    """The second time of a range ("UTC 18:00–18:40", "10:30 至 11:00") in the first one's
+    zone and on its date, when it names none of its own."""
+    for index in range(1, len(found)):
+        first, second = found[index - 1], found[index]
+        if not _RANGE_GAP.fullmatch(text[first.end : second.start]):
+            continue
+        zone = second.zone or first.zone
+        if second.hour is not None and first.hour is None:  # a date, then its time
+            second = replace(second, year=first.year, month=first.month, day=first.day)
+        elif second.day is None:
+            second = replace(second, year=first.year, month=first.month, day=first.day)
+        found[index] = replace(second, zone=zone)
+    return found
 
 
 def _moment(match: re.Match[str], text: str) -> Moment | None:
@@ -483,6 +504,7 @@ def _label_after(text: str, end: int) -> tuple[int, str] | None:
     return best
 
 
+_HTTP_CODES = frozenset({"400", "401", "403", "404", "409", "429", "500", "502", "503", "504"})
 _UNIT_BEFORE_RE = re.compile(r"(millis|milliseconds|msec|ms|毫秒|seconds|secs|秒)\W{0,3}$")
 
 
@@ -498,6 +520,9 @@ def _quantities(masked: str) -> list[Quantity]:
                 if named and named.group(1) in ("millis", "milliseconds", "msec", "ms", "毫秒")
                 else ("s" if named else "")
             )
+        if written == "s" and match["num"] in _HTTP_CODES:
+            glued = masked[match.start() : match.end()].endswith(match["num"] + "s")
+            written = "" if glued else written  # "502s": HTTP status codes, not seconds
         unit, dim, factor = _UNITS.get(written, ("", "plain", 1.0))
         if unit in ("k", "万", "亿", "million", "billion"):
             raw, unit, factor = raw * factor, "", 1.0
