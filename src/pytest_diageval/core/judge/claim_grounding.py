@@ -36,6 +36,7 @@ from pytest_diageval.core.text.key_facts import (
     normalise,
     services,
 )
+from pytest_diageval.core.text.quantities import structure_vocabulary
 
 __all__ = [
     "contradicting_claims",
@@ -131,13 +132,33 @@ def negative_problem(claim_text: str, searches: Sequence[ToolInvocation]) -> tup
             )
     for search in searches:
         level = str(search.input_params.get("level") or "").lower()
-        if level and not any(word in lowered for word in _LEVEL_WORDS.get(level, (level,))):
+        if not level:
+            continue
+        if not any(word in lowered for word in _LEVEL_WORDS.get(level, (level,))):
             return (
                 "claim.negative_filter",
                 f"invocation {search.id} searched {level.upper()} logs only;"
                 " the claim states no level",
             )
+        wider = _wider_levels(normalise(claim_text), level)
+        if wider:
+            return (
+                "claim.negative_filter",
+                f"invocation {search.id} searched {level.upper()} logs only; the claim"
+                f" speaks of {wider}",
+            )
     return None
+
+
+def _wider_levels(text: str, level: str) -> str | None:
+    """A level the claim denies beyond the one searched ("ERROR or WARN", "at any level")."""
+    words = structure_vocabulary()
+    found = words.any_level.search(text)
+    if found is not None:
+        return repr(found.group())
+    named = sorted(name for name, pattern in words.levels.items() if pattern.search(text))
+    others = [name for name in named if not level.startswith(name)]
+    return f"{', '.join(others).upper()} logs as well" if others else None
 
 
 def contradicting_claims(

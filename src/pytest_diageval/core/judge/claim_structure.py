@@ -59,12 +59,13 @@ __all__ = [
 
 _SERVICE_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-service")
 _FIELD_LABELS = {"current": "current", "threshold": "threshold", "duration": "duration"}
-_TOLERANCE, _APPROX_TOLERANCE = 0.005, 0.06
+_TOLERANCE, _APPROX_TOLERANCE = 0.001, 0.06
 _ENTITY_RES = (
     re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9_]*(?:[-.:][A-Za-z0-9_]+)+(?![A-Za-z0-9_])"),
     re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]+[0-9][A-Za-z0-9_]*(?![A-Za-z0-9_])"),
     re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*(?![A-Za-z0-9_])"),
     re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Za-z]{2,}(?![A-Za-z0-9_])"),
+    re.compile(r"(?<![\w.])v?\d+(?:\.\d+){2,}(?::\d+)?(?![\w.])"),
 )
 
 
@@ -176,12 +177,18 @@ def _relabelled(quantity: Quantity, label: str) -> Quantity:
 
 
 def _same(claim: Quantity, item: Quantity) -> bool:
+    """The same quantity: equal as written in one unit; within rounding across units
+    (1229 MiB = 1.2 GiB); within a few percent when either says it is approximate."""
     tolerance = _APPROX_TOLERANCE if claim.approx or item.approx else _TOLERANCE
+    if claim.dim == item.dim and claim.unit == item.unit and not (claim.approx or item.approx):
+        return claim.raw == item.raw
     if claim.dim == item.dim:
         return abs(claim.value - item.value) <= tolerance * max(abs(item.value), 1e-9)
     if claim.dim == "plain" or (claim.dim == "percent" and item.dim == "plain"):
         # a number written without its unit is the item's number as written
-        return abs(claim.raw - item.raw) <= tolerance * max(abs(item.raw), 1e-9)
+        return claim.raw == item.raw or (
+            tolerance > _TOLERANCE and abs(claim.raw - item.raw) <= tolerance * abs(item.raw)
+        )
     return False
 
 
@@ -266,7 +273,11 @@ def _number_problem(claim: Reading, items: Sequence[_ItemReading]) -> StructureP
                 "claim.number_not_cited", f"the claim states {shown}, which no cited item shows"
             )
         words = structure_vocabulary()
-        if quantity.label and all(words.conflicting(quantity.label, q.label) for _, q in matches):
+        labelled = any(q.label == quantity.label and q.dim == quantity.dim for _, q in (
+            (r, q) for r in items for q in r.quantities
+        ))  # fmt: skip
+        conflicting = all(words.conflicting(quantity.label, q.label) for _, q in matches)
+        if quantity.label and labelled and conflicting:
             return StructureProblem(
                 "claim.label_swapped",
                 f"the claim gives {shown} as {quantity.label}; its items show that number as"
@@ -409,11 +420,13 @@ def _entities(text: str) -> list[str]:
             if not token or folded in words.common or folded in UNIT_FORMS:
                 continue
             at = match.start()
-            if pattern is _ENTITY_RES[0] and not chinese and not re.search(r"[0-9A-Z]", token):
-                continue  # an English compound (crash-looping), not a name
+            compound = not chinese and not re.search(r"[0-9A-Z]", token) and at > 0
+            if pattern is _ENTITY_RES[0] and compound:
+                continue  # an English compound (crash-looping), unless it opens the claim
             if pattern is _ENTITY_RES[3] and (at in starts or _after_sentence(text, at)):
                 continue
-            if read(token).quantities and not any(c.isalpha() for c in token[:1]):
+            numeric = pattern is _ENTITY_RES[4]
+            if not numeric and read(token).quantities and not token[:1].isalpha():
                 continue
             if _SERVICE_RE.fullmatch(folded) or folded in found:
                 continue
@@ -448,10 +461,44 @@ def _negated(clause: str, start: int) -> bool:
 def _polarity_problem(claim: Reading, items: Sequence[_ItemReading]) -> StructureProblem | None:
     return (
         _state_problem(claim.text, items)
+        or _denied_event(claim.text, items)
         or _comparison_problem(claim.text, items)
         or _zero_problem(claim.text, items)
         or _outcome_problem(claim.text, items)
     )
+
+
+_NEGATED_VERB = re.compile(
+    r"(?:没有|没|未曾|未|并未|从未|不再)(?P<zh>[\u4e00-\u9fff]{2})"
+    r"|(?:not|never|n't|no longer)\s+(?:(?:be|being|been|is|are|was|were|yet|ever|get|got)\s+)*"
+    r"(?P<en>[a-z]{4,})"
+)
+_NOT_EVENTS = frozenset(
+    {"能在", "发现", "检索", "找到", "查到", "超过", "出现", "恢复", "返回", "确认", "证实", "确定"}
+)
+
+
+def _denied_event(text: str, items: Sequence[_ItemReading]) -> StructureProblem | None:
+    """ "没有回退到本地配置" where the item says it fell back: the claim denies a word its
+    item states (without a negation of its own)."""
+    for found in _NEGATED_VERB.finditer(text):
+        word = found["zh"] or found["en"]
+        if word in _NOT_EVENTS or word in structure_vocabulary().common:
+            continue
+        for reading in items:
+            said = reading.reading.text
+            stated = [m.start() for m in re.finditer(re.escape(word), said)]
+            if stated and not any(_negated(said, at) or _failed(said, at) for at in stated):
+                return StructureProblem(
+                    "claim.polarity_contradicts_item",
+                    f"the claim denies {word!r}; its item states it",
+                )
+    return None
+
+
+def _failed(text: str, at: int) -> bool:
+    """The item reports the word's action as failed ("renewal failed", "续期失败")."""
+    return structure_vocabulary().outcomes["failure"].search(text[at : at + 48]) is not None
 
 
 def _comparison_problem(text: str, items: Sequence[_ItemReading]) -> StructureProblem | None:

@@ -162,6 +162,8 @@ class StructureVocabulary:
     terms: tuple[frozenset[str], ...]
     generic: re.Pattern[str]
     comparisons: Mapping[str, re.Pattern[str]]
+    levels: Mapping[str, re.Pattern[str]]
+    any_level: re.Pattern[str]
     common: frozenset[str]
     zh_digits: Mapping[str, int]
     zh_units: Mapping[str, int]
@@ -201,6 +203,8 @@ def structure_vocabulary() -> StructureVocabulary:
         terms=tuple(frozenset(normalise(str(t)) for t in group) for group in raw["terms"]),
         generic=_any_of(raw["generic"]),
         comparisons={name: _any_of(forms) for name, forms in raw["comparisons"].items()},
+        levels={name: _any_of(forms) for name, forms in raw["levels"].items()},
+        any_level=_any_of(raw["any_level"]),
         common=frozenset(normalise(str(w)) for w in raw["common"]),
         zh_digits=dict(words["zh_digits"]),
         zh_units=dict(words["zh_units"]),
@@ -385,9 +389,9 @@ def _ranges(text: str, found: list[Moment]) -> list[Moment]:
         if not _RANGE_GAP.fullmatch(text[first.end : second.start]):
             continue
         zone = second.zone or first.zone
-        if second.hour is not None and first.hour is None:  # a date, then its time
-            second = replace(second, year=first.year, month=first.month, day=first.day)
-        elif second.day is None:
+        if (
+            second.hour is not None and first.hour is None
+        ) or second.day is None:  # a date, then its time
             second = replace(second, year=first.year, month=first.month, day=first.day)
         found[index] = replace(second, zone=zone)
     return found
@@ -472,7 +476,7 @@ def _id_spans(text: str) -> Iterator[tuple[int, int]]:
 
 
 def _label_before(text: str, start: int) -> tuple[int, str] | None:
-    window = text[max(0, start - 14) : start]
+    window = text[max(0, start - 20) : start]
     cut = max((m.end() for m in _CLAUSE_STOP.finditer(window)), default=0)
     window = window[cut:]
     best: tuple[int, str] | None = None
@@ -551,7 +555,7 @@ def _changes(masked: str, found: list[Quantity]) -> list[Quantity]:
 
 
 def _label(masked: str, start: int, end: int, before: list[Quantity]) -> str | None:
-    if before and masked[before[-1].end : start].strip() == "/":
+    if before and masked[before[-1].end : start].strip() in ("/", "of", "out of", "out of a"):
         return "total"
     ahead, behind = _label_before(masked, start), _label_after(masked, end)
     if ahead is not None and behind is not None:
