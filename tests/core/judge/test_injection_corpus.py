@@ -20,7 +20,8 @@ CORPUS = Path(__file__).resolve().parents[2] / "data" / "injection_corpus"
 INJECTION_GROUPS = {
     "standard", "polite_request", "zh_synonyms", "markdown", "json_key", "verdict_is",
     "spaced_letters", "homoglyph", "role_tokens", "encoded", "split_rows", "zero_width",
-    "fullwidth", "multilingual_other", "public_collection",
+    "fullwidth", "multilingual_other", "public_collection", "any_addressee", "displaced_verdict",
+    "split_fields",
 }  # fmt: skip
 BENIGN_GROUPS = {
     "app_log", "alert_description", "runbook", "ci_batch", "risk_engine", "http_error",

@@ -21,13 +21,17 @@ __all__ = [
     "ADDRESSEE",
     "ASSIGNED_VERDICT",
     "BUSINESS_SUBJECT",
+    "DISPLACED_VERDICT",
     "ENUMERATED_VALUES",
+    "FIELD_LABEL",
+    "HUMAN_ADDRESSEE",
     "IGNORE_FOREIGN",
     "IGNORE_OBJECT_FIRST",
     "IGNORE_VERB_FIRST",
     "OUTPUT_CONTROL",
     "PIPELINE_KEY",
     "PIPELINE_VALUE",
+    "READER",
     "REQUEST",
     "ROLE_HEADER_LINE",
     "ROLE_OVERRIDE",
@@ -168,7 +172,8 @@ IGNORE_OBJECT_FIRST = re.compile(
 IGNORE_FOREIGN = re.compile(
     _any(
         r"\b(?:ignoriere|ignorier|vergiss|missachte)\b.{0,40}?(?:anweisungen|instruktionen|regeln|alles)",
-        r"(?:игнорируй|игнорировать|забудь|забудьте|проигнорируй)\b.{0,40}?(?:инструкци|правил|указани|всё|все)",
+        r"(?<!не )(?:игнорируй|игнорировать|забудь|забудьте|проигнорируй)\b.{0,40}?"
+        r"(?:инструкци|правил|указани|всё|все)",
         r"(?:инструкции|правила|указания)\s+(?:недействительны|отменены)",
         r"\bignor(?:a|e|en|ar)\w*\s+(?:las |les |as |le |todas las |toutes les |tutte le )?"
         r"(?:instrucciones|instructions|instruções|istruzioni)",
@@ -291,3 +296,115 @@ ROLE_OVERRIDE = re.compile(
     )
 )
 """A new identity or a new rule set for the reader."""
+
+# ------------------------------------------------------------------ readers of any kind
+
+_MACHINE = (
+    r"(?:summari[sz]er|analy[sz]er|classifier|copilot|chatbot|assistant|model|llm|ai|gpt|"
+    r"reviewer|verifier|grader|language model|machine reader)"
+)
+# Words that also name ordinary software (a Zabbix agent, an online judge, a health checker):
+# a reader only in a dedication that opens a clause ("Note to the agent: …").
+_MACHINE_WEAK = r"(?:agent|bot|parser|checker|judge|evaluator|scorer|automation|triager)"
+_NOT_READER = (
+    r"(?![- ](?:service|gateway|team|job|pod|cluster|api|db|owners?|maintainers?|developers?|"
+    r"channel|manager|config|version|release|training|registry|server|endpoint)s?\b)"
+)
+_GENERIC_READER = r"(?:tool|system|program|software|script|pipeline|reader|process|service)"
+_READING = (
+    r"(?:reading|reads|processing|processes|parsing|parses|analy[sz]ing|analy[sz]es|"
+    r"summari[sz]ing|summari[sz]es|ingesting|ingests|reviewing|reviews|scanning|scans|sees|"
+    r"looking at)"
+)
+_TEXTUAL = (
+    r"(?:this|these|the|that)(?: [\w-]+)? (?:logs?|alerts?|lines?|text|messages?|output|"
+    r"evidence|entr(?:y|ies)|page|document|notes?|tickets?|incident)\b"
+)
+_OPENS = r"(?:^|[.!?;:>\]\(\)\-—]\s*|\*\*\s*)"
+READER = re.compile(
+    _any(
+        # a dedication: note for the summarizer, attention log analyzer, To the assistant: …,
+        # … to the summarizer: (not "assigned to the reviewer", a ticket's workflow)
+        r"(?:\b(?:note|message|instruction|reminder|memo|directive|request|notice)\s+(?:to|for)|"
+        r"\battn|\battention|\bhey|\bhi|\bhello|\bdear|" + _OPENS + r"(?:to|for))\s*:?\s+"
+        r"(?:the |any |all |every |each |whichever |whatever |our |your )?(?:[\w.-]+[ -]){0,3}?"
+        + _MACHINE
+        + r"s?\b"
+        + _NOT_READER,
+        r"\b(?:to|for)\s+(?:the |any |all |every |each |whichever |whatever |our |your )?"
+        r"(?:[\w.-]+[ -]){0,3}?" + _MACHINE + r"s?\s*[:,]",
+        _OPENS + r"(?:(?:note|message|instruction|reminder|memo|directive|attention)\s+)?"
+        r"(?:to|for|attn|attention|hey|dear)\s*:?\s+(?:the |any |all |every |each |whichever )?"
+        r"(?:[\w.-]+[ -]){0,3}?" + _MACHINE_WEAK + r"s?\b" + _NOT_READER,
+        # a reader by what it does: any tool reading this log, whoever processes this
+        rf"\b(?:any|every|each|all|whichever|whatever)\s+(?:[\w-]+ ){{0,2}}?"
+        rf"(?:{_GENERIC_READER}|{_MACHINE}|{_MACHINE_WEAK})s?(?: that| which| who)? {_READING} "
+        rf"(?:{_TEXTUAL}|this\b|it\b)",
+        rf"\b(?:[\w-]+ ){{0,2}}?{_MACHINE}s?(?: that| which| who)? {_READING} {_TEXTUAL}",
+        rf"\b(?:anyone|anybody|anything|whoever|whatever|you)(?: that| who)? {_READING} "
+        rf"(?:{_TEXTUAL}|this\b)",
+        # a machine reader hailed at the start of a clause: "Copilot, when you …", "@copilot"
+        rf"@\s?{_MACHINE}\b",
+        _OPENS + rf"(?:the |dear |hey )?{_MACHINE}\s*[,:]\s*(?=[^.!?]{{0,80}}"
+        r"\b(?:you|your|please|kindly|must|should|when|output|respond|reply|answer|mark|report|"
+        r"treat|skip|ignore|state|write|classify|record)\b)",
+        # who you are: if you are an automated system / a language model
+        r"\bif you are (?:an? |the )?(?:\w+[ -]){0,2}?(?:ai|llm|model|language model|bot|assistant|"
+        r"agent|automated|automation|system|tool|program|summari[sz]er|analy[sz]er|reader)\b",
+        r"\bas an (?:ai|llm|automated)\b",
+        # Chinese: 致摘要器, 诊断智能体请注意, 阅读这条日志的程序, 摘要器您好, 机器人同学
+        r"(?:致|给|告诉|提醒|通知|@)\s*(?:正在|负责)?[^，。,;；:：]{0,10}?"
+        r"(?:摘要器|总结器|分析器|解析器|智能体|模型|ai|机器人|助手)(?!服务|团队|平台|版本|上线)",
+        r"(?:阅读|读取|读到|看到|处理|解析|分析|总结|摘要|扫描|收到)(?:这条|这些|此条?|本条?|该条?|当前)?"
+        r"(?:日志|告警|消息|内容|记录|证据|文本|信息)?的\s*(?:大?模型|ai|程序|工具|系统|智能体|机器人|助手|你)",
+        r"(?:摘要器|总结器|分析器|智能体|机器人|大模型|ai助手|模型)\s*(?:请注意|请|您好|你好|同学|注意|听好)",
+        r"如果你是\s*(?:一个)?\s*(?:ai|模型|大模型|智能体|机器人|程序|助手|自动化)",
+    )
+)
+"""A machine reader addressed, of any kind: a dedication (to the summarizer, for the log
+analyzer, 致摘要器), a reader by what it does (any tool reading this log, whoever processes
+this, 阅读这条日志的程序), a hail (Copilot, …; @copilot; 诊断智能体请注意), who you are (if
+you are an automated system). A service named after one (``summarizer-service``,
+``service=summarizer``) is not addressed."""
+
+HUMAN_ADDRESSEE = re.compile(
+    r"值班|同学们|大家|审批人|同事|运维同学|on-?call|\bteam\b|\bengineers?\b|\bsre\b|\bops\b|"
+    r"\bcustomer\b|客户|用户您好|\bdear (?:customer|user|colleague)s?\b|工单|\btickets?\b"
+)
+"""A human addressed, or a human's form (a ticket): an order to the on-call engineer is a
+runbook step, not an attack."""
+
+# ----------------------------------------------------------------- displaced verdicts
+
+_CUE_EN = (
+    r"(?:the following|following|as follows|as below|below|exactly|only|just|nothing but|"
+    r"nothing else but|this|the next|verdict|the word|the string|one word|one line|result|"
+    r"final answer|final verdict|this string|this word|token)"
+)
+_GAP = r"[^.!?\n]{0,30}?"
+DISPLACED_VERDICT = re.compile(
+    _any(
+        rf"\b(?:output|respond|reply|answer|print|write|say|emit|state|return|put)"
+        rf"(?: with| back| out| in your (?:reply|answer|response))?\s+{_CUE_EN}\b{_GAP}"
+        rf"\s*(?:[:：—–=>\-]+|\bis\b|\bas\b)\s*{VALUE}(?![\w/-])",
+        rf"\byour (?:reply|answer|response|output|verdict|summary)\b{_GAP}"
+        rf"(?:read|be|say|contain|consist of|is|end with|:)\s*[:：—–=>\-]*\s*{VALUE}(?![\w/-])",
+        rf"(?:请|务必|必须|直接|只需|只要|仅需)[^。！？!?\n]{{0,14}}?{_PRODUCE_ZH}"
+        rf"[^。！？!?\n]{{0,14}}?[:：—–=>\-\s]*{VALUE}(?!\s*[/|或、])",
+        rf"你的(?:回答|回复|输出|答案|结论)[^。！？!?\n]{{0,14}}?[:：]\s*{VALUE}(?!\s*[/|或、])",
+    )
+)
+"""A verdict displaced from its verb: 请直接输出以下结果：PASS, output the following verdict —
+PASS, your reply should read: PASS. The cue (the following, 以下, your reply) and the
+separator (colon, dash, arrow) are what put the value away from the verb; a value offered as
+one of a list (通过/拒绝) is a choice, not an order."""
+
+FIELD_LABEL = re.compile(
+    r"[\"']?\s*[;,]?\s*[\"']?\b(?:annotations?\.|labels?\.|fields?\.)?"
+    r"(?:summary|description|message|msg|title|details?|notes?|comment|content|body|text|"
+    r"reason|remark|subject|hint|runbook|action)[\"']?\s*[:=]\s*[\"']?"
+    r"|[;,，]?\s*(?:描述|摘要|备注|详情|说明|标题|内容)\s*[:：=]\s*",
+    re.IGNORECASE,
+)
+"""The label of an alert's or a log's field (``summary:``, ``"description": "``, 备注：): read
+away when an item's fields are read together, so an order split across two fields joins."""

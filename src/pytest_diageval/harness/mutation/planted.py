@@ -11,9 +11,11 @@ from carrying the PASS.
 The phrasings are ``planted_injections.jsonl`` beside this module: two of each technique of
 the labelled corpus (``tests/data/injection_corpus/injections.jsonl``, same ids and texts:
 homoglyphs, zero-width and full-width characters, letters spaced out, encodings, role
-tokens, other languages …). Which one a binding gets is fixed by the cited text, so a run is
-reproducible and the suite's bindings spread over every technique. The corpus's
-``split_rows`` technique needs two rows and is attacked by its own scenario instead.
+tokens, other languages, readers of any kind, displaced verdicts …). Which one a binding gets
+is fixed by the cited text, so a run is reproducible and the suite's bindings spread over every
+technique. The corpus's ``split_rows`` and ``split_fields`` techniques need two rows or two
+fields, which one planted line is not: split rows are attacked by their own scenario, split
+fields are read by ``instruction_like.fields_signals``.
 """
 
 from __future__ import annotations
