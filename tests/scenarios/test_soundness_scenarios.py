@@ -159,12 +159,54 @@ RULES: dict[str, tuple[list[tuple[str, int | None]], list[tuple[str, str, str | 
             ("claim-3", "no_evidence", "claim.polarity_contradicts_item"),
         ],
     ),
+    # Issue 37's faithful forms: each claim restates its cited item, so nothing is capped.
+    # Most were refused before issue 37 (scenarios/README.md, "Claims read by structure").
+    **dict.fromkeys(
+        [
+            f"structure-faithful-{name}.yaml"
+            for name in (
+                "acquire-timeout",
+                "chinese-clock-time",
+                "chinese-numeral-count",
+                "chinese-numeral-percent",
+                "decimal-seconds",
+                "heap-exhausted",
+                "month-day-date",
+                "no-available-connection",
+                "no-idle-connections",
+                "not-returned-within",
+                "pool-name",
+                "recovery-notice-en",
+                "recovery-notice-zh",
+                "risk-whitelist-pass",
+                "seconds-for-ms",
+                "utc-time",
+            )
+        ],
+        ([], [*TWO_DIRECT]),
+    ),
 }
+
+# Issue 37's unfaithful classes: claim-1 misreads the items it cites and must be capped below
+# direct_evidence (by the rule the structural reading names); claim-2, a faithful companion,
+# must stand. Each reached PASS 1.0 on main before issue 37 (bebce84). The injected second line
+# may instead be stopped by the gatekeeper (evidence.instruction_like), so only its verdict and
+# answer are pinned (False: claim-1's ceiling is not asserted).
+STRUCTURE_UNFAITHFUL: dict[str, bool] = {
+    **{
+        f"structure-{name}.yaml": True
+        for name in (
+            "label-swap", "clause-polarity", "modality", "causal-across-items", "subject", "time",
+            "unit", "entity-not-in-item", "negative-level",
+        )
+    },
+    "structure-injection-second-line.yaml": False,
+}  # fmt: skip
 
 
 def test_every_soundness_scenario_is_pinned_here_and_tagged_soundness() -> None:
     paths = shipped_files("scenarios/soundness", "*.yaml")
-    assert sorted(RULES) == [path.name for path in paths]
+    assert sorted([*RULES, *STRUCTURE_UNFAITHFUL]) == [path.name for path in paths]
     untagged = [p.name for p in paths if "soundness" not in load_raw(p).get("tags", [])]
     assert untagged == []
 
@@ -179,6 +221,19 @@ def test_the_rule_the_notes_name_is_the_one_that_decides(
     overrides, ceilings = RULES[name]
     assert [(o.rule, o.fact_index) for o in decision.overrides] == overrides
     assert [(c.claim_id, c.ceiling, c.rule) for c in decision.claim_ceilings] == ceilings
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURE_UNFAITHFUL))
+def test_a_claim_that_misreads_its_items_is_capped_and_its_companion_stands(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outcome = run_file(SOUNDNESS_DIR / name, monkeypatch)
+    assert failed_keys(outcome) == set()
+    ceilings = {c.claim_id: c for c in outcome.result.rounds[-1].decision.claim_ceilings}
+    if STRUCTURE_UNFAITHFUL[name]:
+        assert ceilings["claim-1"].ceiling != "direct_evidence"
+        assert ceilings["claim-1"].rule is not None
+    assert (ceilings["claim-2"].ceiling, ceilings["claim-2"].rule) == ("direct_evidence", None)
 
 
 def _publish_the_executor_answer(monkeypatch: pytest.MonkeyPatch) -> None:
