@@ -145,6 +145,8 @@ RULES: tuple[Rule, ...] = (
        "a claim stating as settled what its item only suspects (疑似, may)"),
     _R("claim.causal_across_items", "claim", "indirect_support",
        "a causal claim joining items that no item links (cause in one, effect in another)"),
+    _R("claim.item_addresses_reader", "claim", "indirect_support",
+       "a claim backed by an item written to a machine reader (\"to any tool reading this\")"),
     _R("claim.negative_window", "claim", "no_evidence",
        "a negative claim about a window wider than, or outside, the one its no-hit searched"),
     _R("claim.support_level", "claim", None,

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pytest_diageval.core.contract.contracts import (
     CheckedBinding,
@@ -36,7 +38,7 @@ from pytest_diageval.core.contract.gatekeeper_rules import (
 )
 from pytest_diageval.core.contract.rules import severity
 from pytest_diageval.core.judge.excerpt_match import match_excerpt
-from pytest_diageval.core.judge.instruction_like import instruction_signals
+from pytest_diageval.core.judge.instruction_like import fields_signals, instruction_signals
 
 __all__ = ["Cited", "canonical_raw_path", "check_location", "no_hit_text"]
 
@@ -136,7 +138,17 @@ def check_location(cited: Cited, invocation: ToolInvocation) -> CheckedBinding:
                 f" available: {available}"
             ),
         )
-    return _check_excerpt(cited, invocation.id, canonical, ref.text, _neighbours(refs, canonical))
+    fields = next(
+        (
+            item.fields
+            for item in (details.evidence_items or [] if details is not None else [])
+            if item.raw_path == canonical
+        ),
+        None,
+    )
+    return _check_excerpt(
+        cited, invocation.id, canonical, ref.text, _neighbours(refs, canonical), fields
+    )
 
 
 def _neighbours(refs: list[EvidenceRef], canonical: str) -> tuple[str | None, str | None]:
@@ -203,13 +215,19 @@ def _check_excerpt(
     path: str,
     text: str,
     neighbours: tuple[str | None, str | None] = (None, None),
+    fields: Mapping[str, Any] | None = None,
 ) -> CheckedBinding:
+    """The excerpt compared with the item's text, then the item read for orders: its text
+    with the rows beside it, and its fields read together (an order split across an alert's
+    summary and description)."""
     where = f"{path} of invocation {invocation_id}"
     compared = _compare_excerpt(cited, invocation_id, where, text)
     if isinstance(compared, CheckedBinding):
         return compared
     before, after = neighbours
-    signals = instruction_signals(text, before=before, after=after)
+    signals = instruction_signals(text, before=before, after=after) or (
+        fields_signals(fields) if fields else []
+    )
     if signals:
         found = "; ".join(f"{signal.name}: {signal.snippet!r}" for signal in signals)
         return cited.row(

@@ -729,27 +729,23 @@ def _dated(moment: Moment, date: Moment | None) -> Moment:
 
 
 def _within(moment: Moment, start: Moment, end: Moment) -> bool:
+    """``moment`` lies in [start, end], read in the moment's zone (the window's own zone when
+    the claim names none); by date too when both sides carry one."""
     zone = moment.zone or start.zone
-    if zone is None or start.zone is None or end.zone is None:
-        return _minutes(start) <= _minutes(moment) <= _minutes(end)
-    low, high = start.shifted_to(zone), end.shifted_to(zone)
-    if low is None or high is None:
-        return True
+    low, high = start, end
+    if zone is not None and start.zone is not None and end.zone is not None:
+        low, high = start.shifted_to(zone) or start, end.shifted_to(zone) or end
     if moment.day is not None and low.day is not None and high.day is not None:
-        key = (moment.month or low.month or 0, moment.day, _minutes(moment))
-        return (
-            (low.month or 0, low.day, _minutes(low))
-            <= key
-            <= (
-                high.month or 0,
-                high.day,
-                _minutes(high),
-            )
-        )
+        return _dated_key(low) <= _dated_key(moment, low) <= _dated_key(high)
     key = _minutes(moment)
     if _minutes(low) <= _minutes(high):
         return _minutes(low) <= key <= _minutes(high)
     return key >= _minutes(low) or key <= _minutes(high)
+
+
+def _dated_key(moment: Moment, other: Moment | None = None) -> tuple[int, int, float]:
+    month = moment.month or (other.month if other is not None else None) or 0
+    return month, moment.day or 0, _minutes(moment)
 
 
 def _minutes(moment: Moment) -> float:

@@ -59,6 +59,7 @@ from pytest_diageval.core.judge.claim_structure import (
     structure_problem,
     term_group,
 )
+from pytest_diageval.core.judge.instruction_like import addresses_reader
 from pytest_diageval.core.text.excerpt_tokens import normalise
 
 __all__ = [
@@ -232,11 +233,34 @@ def _positive_ceiling(
     if problem is not None:
         rule, reason = problem
         return _stopped(base, rule, reason=f"claim {claim.claim_id}: {reason}")
+    addressed = _addressed(claim, items, by_id)
+    if addressed is not None:
+        return addressed
     return ClaimCeiling(
         **base,
         ceiling="direct_evidence",
         reason=f"claim {claim.claim_id} cites incident evidence that passed the gatekeeper",
     )
+
+
+def _addressed(
+    claim: Claim, items: Sequence[CheckedBinding], by_id: Mapping[int, ToolInvocation]
+) -> ClaimCeiling | None:
+    """An item written *to* a machine reader ("to any tool reading this log") is not an
+    observation of the incident, order or not: the claim it backs is indirect at most."""
+    for row in items:
+        if row.source_invocation_id not in by_id:
+            continue
+        item = _cited_item(row, by_id)
+        form = addresses_reader(item.text)
+        if form is not None:
+            return _stopped(
+                {"claim_id": claim.claim_id, "claim_type": claim.claim_type},
+                "claim.item_addresses_reader",
+                reason=f"claim {claim.claim_id} cites an item that addresses a machine reader"
+                f" ({form!r}); such text is not an observation of the incident",
+            )
+    return None
 
 
 def _structure(
