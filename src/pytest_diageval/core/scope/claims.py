@@ -29,11 +29,12 @@ alert and no topic holds that alert's topics only (004: "用户说“只确认 H
 This module only judges, deterministically, from the claim's text, its items and its type.
 What the pipeline does with a finding (:mod:`.session`, ``core/judge/verdict.py`` step 5) is
 the same for all three rules: the claim is *set aside* — never judged, never a finding, never
-in the answer, audited with its rules and reason — and by itself changes neither the gatekeeper's severity
-nor the verdict, which rests on the in-scope claims (004: "只能围绕用户明确要求的目标对象和主题输出
-claim"). The gatekeeper still grades every binding of a set-aside claim (004: "伪造 / 张冠李戴类
-REJECT"). When no claim is left in scope, the round is LOW_CONFID with score 0.0
-(``scope.no_claim_in_scope``; 004: "如果证据不足，只输出 missing_info，不要补充合理化解释").
+in the answer, audited with its rules and reason — and by itself changes neither the
+gatekeeper's severity nor the verdict, which rests on the in-scope claims (004:
+"只能围绕用户明确要求的目标对象和主题输出 claim"). The gatekeeper still grades every
+binding of a set-aside claim (004: "伪造 / 张冠李戴类 REJECT"). When no claim
+is left in scope, the round is LOW_CONFID with score 0.0 (``scope.no_claim_in_scope``; 004:
+"如果证据不足，只输出 missing_info，不要补充合理化解释").
 """
 
 from __future__ import annotations
