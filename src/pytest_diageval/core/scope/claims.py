@@ -18,8 +18,9 @@ rule                    what it finds
 A claim is about what its text names and what the items it cites name (issue 37): the
 ``item_texts`` are those items' own fields (an alert's name, service and metric, a log's
 service and message), so a claim "连接数耗尽" citing the ``HikariPool-1`` log is about the
-connection pool, and a claim citing an order-service log is about order-service. Services,
-alerts and topics are read from both; the prompts' example subjects from the text only (an
+connection pool, and a claim citing an order-service log is about order-service. Services
+and alerts are read from the text and every item; a topic from the text, or from the items
+when each of them names it; the prompts' example subjects from the text only (an
 item is the world's, never a copied example). Topics are read through ``scope_vocabulary.yaml``
 (:func:`~.floor.topics_about`), and so are the question's exclusions (:func:`~.floor.scope_floor`):
 ``排除缓存`` is the topic Redis, met by a claim naming Redis. A narrow question that names an
@@ -101,7 +102,9 @@ def scope_problems(
     named = named_services(whole, services, aliases)
     outside = [service for service in named if scope.services and service not in scope.services]
     outside += [a for a in alerts if scope.alerts and _names(whole, a) and a not in scope.alerts]
-    topics = topics_about(whole, [*services, *foreign], aliases, alerts)  # a name, not a topic
+    topics = _topics(
+        text, [normalise(item) for item in item_texts], [*services, *foreign], aliases, alerts
+    )
     outside += _outside_topics(topics, scope)
     if outside:
         asked = scope.services + scope.alerts + scope.topics
@@ -156,6 +159,26 @@ def _excluded_among(
         or item in topics
         or (not is_topic(item) and literal_pattern(item).search(text) is not None)
     ]
+
+
+def _topics(
+    text: str,
+    items: Sequence[str],
+    names: Sequence[str],
+    aliases: Mapping[str, Sequence[str]],
+    alerts: Sequence[str],
+) -> list[str]:
+    """The topics a claim is about: those its text names, and those every item it cites names.
+
+    An item names what the claim is about when the claim rests on it alone; a topic one of
+    several items only mentions in passing (the GC count in a memory log cited beside the
+    memory alert) is not the claim's, and the answer withholds that item's rendering anyway.
+    ``names``: the services (and foreign subjects) whose names are names, not topics."""
+    found = topics_about(text, names, aliases, alerts)
+    per_item = [topics_about(item, names, aliases, alerts) for item in items]
+    if per_item:
+        found += [t for t in per_item[0] if all(t in topics for topics in per_item[1:])]
+    return list(dict.fromkeys(found))
 
 
 def _outside_topics(topics: Sequence[str], scope: ScopeContract) -> list[str]:

@@ -274,7 +274,15 @@ def _vocabulary() -> _Vocabulary:
         ),
         exclusion=re.compile("|".join(_bounded(form) for form in raw["exclusion"])),
         topics=tuple(
-            (str(name), re.compile("|".join(_topic_form(str(form)) for form in forms)))
+            (
+                str(name),
+                re.compile(
+                    "|".join(
+                        _topic_form(str(form))
+                        for form in [*forms, *raw["more_forms"].get(name, ())]
+                    )
+                ),
+            )
             for name, forms in raw["topics"].items()
         ),
         alert_topics={
