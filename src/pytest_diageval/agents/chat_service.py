@@ -188,7 +188,13 @@ class ChatService:
         self._persist_step(
             session, round_number, "verifier", verifier.messages, verifier.step_output()
         )
-        split = split_claims(executor.contract, session.scope, session.names)
+        split = split_claims(  # each claim judged with the items its passed bindings cite
+            executor.contract,
+            session.scope,
+            session.names,
+            invocations=session.recorder.invocations(),
+            gatekeeper=gatekeeper,
+        )
         decision = self._decide(session, verifier, verifier_input, split)
         route = decide_route(
             decision,
@@ -308,7 +314,13 @@ class ChatService:
             last.route,
             decision=last.decision,
             # a set-aside claim never reaches the answer: the composer sees the in-scope ones
-            contract=split_claims(last.executor_contract, session.scope, session.names).contract,
+            contract=split_claims(
+                last.executor_contract,
+                session.scope,
+                session.names,
+                invocations=session.recorder.invocations(),
+                gatekeeper=last.gatekeeper,
+            ).contract,
             executor_final_answer=last.executor_final_answer,
             gatekeeper=last.gatekeeper,
             invocations=session.recorder.invocations(),

@@ -109,8 +109,8 @@ def test_a_search_for_an_excluded_topic_is_refused_by_the_keyword_that_names_it(
     live = ["high_cpu_usage, oom, database_l1", "connection_pool_l1", "user-service"]
     assert decoding.refusal({"service": "payment-service", "keywords": live}) == (
         "scope.out_of_scope_call: keywords=high_cpu_usage, oom, database_l1 is outside the"
-        " question's scope (it searches for OOM, which the question excludes); the call was not"
-        " run"
+        " question's scope (it searches for OOM, 数据库慢查询, which the question excludes); the"
+        " call was not run"  # database_l1: an underscore is a word's separator (issue 37)
     )
     words = ["CPU", "HikariPool", "连接池", "order-888", "slow query", "user-service", "java"]
     refused = {word: decoding.refusal({"keywords": [word]}) for word in words}

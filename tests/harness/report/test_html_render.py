@@ -144,13 +144,14 @@ def test_labels_ceilings_and_overrides_of_the_code_are_shown(
 ) -> None:
     section = _section(page, REJECT_ID)
     decision = _round(report, REJECT_ID)["decision"]
-    (label_list,) = _claim(section, "claim-2").find_all("ul", "labels")
+    # claim-1: claim-2 (HikariCP under "只确认 … HighMemoryUsage") is set aside, never judged
+    (label_list,) = _claim(section, "claim-1").find_all("ul", "labels")
     labels = [li.text() for li in label_list.find_all("li")]
 
-    assert labels[0] == "verifier label: direct_evidence (critical) 片段直接支持。"
-    ceiling = "ceiling from its bindings (code): no_evidence claim.bindings_failed"
+    assert labels[0] == "verifier label: direct_evidence (critical) 告警片段直接支持。"
+    ceiling = "ceiling from its bindings (code): no_evidence claim.entity_not_cited"
     assert labels[1].startswith(ceiling)
-    (final,) = [f for f in decision["facts"] if f["claim_id"] == "claim-2"]
+    (final,) = [f for f in decision["facts"] if f["claim_id"] == "claim-1"]
     assert labels[2] == f"final label (code): {final['verification']} (critical)"
     index = decision["facts"].index(final)
     own = [o for o in decision["overrides"] if o.get("fact_index") == index]
@@ -215,7 +216,7 @@ def test_the_composer_decision_is_shown(report: dict[str, Any], page: Element) -
     )
     dropped = [row.cells() for row in composer.find_all("tr")[1:]]
     assert dropped == [[d["claim_id"], d["reason"]] for d in composer_output["claims_dropped"]]
-    assert [d[0] for d in dropped] == ["claim-1", "claim-2"]
+    assert [d[0] for d in dropped] == ["claim-1"]  # claim-2 is set aside (scope), not dropped
 
 
 def test_a_report_from_before_the_composer_still_renders(report: dict[str, Any]) -> None:

@@ -124,8 +124,8 @@ def test_the_audit_trail_says_each_withheld_plan_step_and_refused_call() -> None
     ]
     assert step == (
         "plan step withheld (scope.out_of_scope_plan_step): 用 query_logs 查询 inventory-service"
-        " 的 HikariCP 连接池耗尽日志 (it is about inventory-service; the question asks about"
-        " payment-service, HighCPUUsage)"
+        " 的 HikariCP 连接池耗尽日志 (it is about inventory-service, HikariCP; the question asks"
+        " about payment-service, HighCPUUsage)"  # HikariCP: a topic HighCPUUsage does not hold
     )
     (call,) = [
         line.strip() for line in trails["scope-out-of-scope-call-refused"] if "ERROR" in line

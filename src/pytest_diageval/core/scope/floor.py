@@ -36,7 +36,16 @@ from pytest_diageval.core.contract.scope_contract import (
 )
 from pytest_diageval.core.text.normalised import normalise
 
-__all__ = ["named_services", "named_topics", "narrowed", "scope_floor"]
+__all__ = [
+    "alert_topics",
+    "is_topic",
+    "literal_pattern",
+    "named_services",
+    "named_topics",
+    "narrowed",
+    "scope_floor",
+    "topics_about",
+]
 
 _CLAUSE_END = r"[。；;！!？?\n]"
 _QUOTED = re.compile(r"“[^”]*”|「[^」]*」|『[^』]*』|\"[^\"]*\"")
@@ -49,6 +58,9 @@ class _Vocabulary:
     existence: re.Pattern[str]
     exclusion: re.Pattern[str]
     topics: tuple[tuple[str, re.Pattern[str]], ...]
+    alert_topics: Mapping[str, tuple[str, tuple[str, ...]]]
+    """Alert name (casefolded) -> its topic and the topics a narrow question on it also holds."""
+    service_aliases: Mapping[str, tuple[str, ...]]
 
 
 def scope_floor(
@@ -67,14 +79,13 @@ def scope_floor(
     excluded_services = _named(excluded_text, forms)
     markers = _narrow_markers(text, words)
     asked = _without(text, excluded_phrases)
-    unnamed = _without(
-        asked, sorted((normalise(f) for fs in forms.values() for f in fs), key=len, reverse=True)
-    )
+    # 订单服务 names a service, not the topic 订单; SlowResponse names an alert, not a topic
+    unnamed = _without_forms(asked, [*forms.values(), *([a] for a in alerts)])
     return ScopeContract(
         services=[s for s in named_services if s not in excluded_services],
         alerts=_named(asked, {a: [a] for a in alerts}),
-        topics=_topics(unnamed, words),  # 订单服务 names a service, not the topic 订单
-        excluded=_excluded(excluded_phrases, excluded_services, words),
+        topics=_topics(unnamed, words),
+        excluded=_excluded(excluded_phrases, excluded_services, alerts, words),
         narrow=bool(markers),
         narrow_markers=markers,
         claim_types=list(NARROW_CLAIM_TYPES if markers else ALL_CLAIM_TYPES),
@@ -119,8 +130,49 @@ def named_services(
 
 
 def named_topics(text: str) -> list[str]:
-    """The topics of ``scope_vocabulary.yaml`` a normalised ``text`` names."""
+    """The topics of ``scope_vocabulary.yaml`` a normalised ``text`` names by their forms."""
     return _topics(text, _vocabulary())
+
+
+def topics_about(
+    text: str,
+    services: Sequence[str],
+    aliases: Mapping[str, Sequence[str]],
+    alerts: Sequence[str] = (),
+) -> list[str]:
+    """The topics a normalised ``text`` is about: by the vocabulary's forms once the services'
+    names and aliases are taken out (``订单服务`` is order-service, not the topic 订单), and the
+    topic of each of ``alerts`` it names (``HighMemoryUsage`` is about 内存)."""
+    words = _vocabulary()
+    forms = _service_forms(services, aliases)
+    named_alerts = _named(text, {a: [a] for a in alerts})
+    bare = _without_forms(text, [*forms.values(), *([a] for a in named_alerts)])
+    found = _topics(bare, words)
+    found += [
+        words.alert_topics[a.casefold()][0]
+        for a in named_alerts
+        if a.casefold() in words.alert_topics
+    ]
+    return list(dict.fromkeys(found))
+
+
+def is_topic(name: str) -> bool:
+    """Whether ``name`` is a topic of the vocabulary (an exclusion kept by its topic's name)."""
+    return any(topic == name for topic, _ in _vocabulary().topics)
+
+
+def alert_topics(alert: str) -> tuple[str, ...]:
+    """The topics a narrow question about ``alert`` holds: its own and those it covers (none for
+    an alert the vocabulary does not know)."""
+    topic = _vocabulary().alert_topics.get(alert.casefold())
+    return () if topic is None else (topic[0], *topic[1])
+
+
+def literal_pattern(phrase: str) -> re.Pattern[str]:
+    """An excluded phrase outside the vocabulary, as written: normalised, a space, hyphen or
+    underscore optional inside it, on ASCII word edges."""
+    parts = [re.escape(part) for part in re.split(r"[\s_-]+", normalise(phrase).strip()) if part]
+    return re.compile(_edged(_SEPARATOR.join(parts)))
 
 
 # --------------------------------------------------------------------------- reading the query
@@ -141,19 +193,38 @@ def _excluded_phrases(text: str, words: _Vocabulary) -> list[str]:
     return [phrase for phrase in phrases if phrase]
 
 
-def _excluded(phrases: Iterable[str], services: list[str], words: _Vocabulary) -> list[str]:
+def _excluded(
+    phrases: Iterable[str], services: list[str], alerts: Sequence[str], words: _Vocabulary
+) -> list[str]:
+    """The excluded items: the services, then per listed item the alert it names (by its
+    name, spaced or not: ``Slow Response`` is SlowResponse) and the topics it names (the
+    alert's own topic too), else the item as written."""
     items: list[str] = list(services)
+    squeezed = {re.sub(r"[\s_-]+", "", a.casefold()): a for a in alerts}
     for phrase in phrases:
         for item in filter(None, _LIST_SEPARATORS.split(phrase)):
-            topic = next((name for name, form in words.topics if form.search(item)), None)
+            alert = squeezed.get(re.sub(r"[\s_-]+", "", item.casefold()))
+            topics = [name for name, form in words.topics if form.search(item)]
+            if alert is not None:
+                topics = [alert, *topics]
+                if alert.casefold() in words.alert_topics:
+                    topics.append(words.alert_topics[alert.casefold()][0])
             named_service = any(service in item for service in services)
-            items.append(topic or ("" if named_service else item.strip()))
+            items += topics or ["" if named_service else item.strip()]
     return [item for item in dict.fromkeys(items) if item]
 
 
 def _without(text: str, phrases: Iterable[str]) -> str:
     for phrase in phrases:
         text = text.replace(phrase, " ")
+    return text
+
+
+def _without_forms(text: str, forms: Iterable[Sequence[str]]) -> str:
+    """``text`` with every name form (a service's, an alert's) blanked, longest first."""
+    every = sorted({normalise(f) for fs in forms for f in fs if f.strip()}, key=len, reverse=True)
+    for form in every:
+        text = re.sub(_bounded(form), " ", text)
     return text
 
 
@@ -174,7 +245,12 @@ def _named(text: str, forms: Mapping[str, Sequence[str]]) -> list[str]:
 def _service_forms(
     services: Sequence[str], aliases: Mapping[str, Sequence[str]]
 ) -> dict[str, list[str]]:
-    return {service: [service, *aliases.get(service, ())] for service in services}
+    """Each service's names: its own, the world's aliases, the vocabulary's aliases of it."""
+    extra = _vocabulary().service_aliases
+    return {
+        service: list(dict.fromkeys([service, *aliases.get(service, ()), *extra.get(service, ())]))
+        for service in services
+    }
 
 
 def _bounded(form: str) -> str:
@@ -198,14 +274,41 @@ def _vocabulary() -> _Vocabulary:
         ),
         exclusion=re.compile("|".join(_bounded(form) for form in raw["exclusion"])),
         topics=tuple(
-            (name, re.compile("|".join(_topic_form(form) for form in forms)))
+            (
+                str(name),
+                re.compile(
+                    "|".join(
+                        _topic_form(str(form))
+                        for form in [*forms, *raw["more_forms"].get(name, ())]
+                    )
+                ),
+            )
             for name, forms in raw["topics"].items()
         ),
+        alert_topics={
+            str(alert).casefold(): (str(entry["topic"]), tuple(map(str, entry["covers"])))
+            for alert, entry in raw["alerts"].items()
+        },
+        service_aliases={
+            str(service): tuple(map(str, names))
+            for service, names in raw["service_aliases"].items()
+        },
     )
 
 
+_SEPARATOR = r"[\s_-]*"
+_UNESCAPED_SEPARATORS = re.compile(r"(?<!\\)[ _-]+")
+
+
 def _topic_form(form: str) -> str:
-    """A topic form is a regular expression (``order-\\d+``), on ASCII word boundaries."""
-    start = r"(?<![\w-])" if form[:1].isascii() and form[:1].isalnum() else ""
-    end = r"(?![\w-])" if form[-1:].isascii() and form[-1:].isalnum() else ""
-    return start + form + end
+    """A topic form is a regular expression (``order-\\d+``): a space, hyphen or underscore in
+    it is optional and any of the three, on ASCII word edges."""
+    return _edged(_UNESCAPED_SEPARATORS.sub(lambda _: _SEPARATOR, form))
+
+
+def _edged(pattern: str) -> str:
+    """``pattern`` with ASCII word edges where it starts or ends with an ASCII letter or digit
+    (a CJK character next to it is an edge: ``gc`` is in ``gc次数``)."""
+    start = r"(?<![a-z0-9])" if pattern[:1].isascii() and pattern[:1].isalnum() else ""
+    end = r"(?![a-z0-9])" if pattern[-1:].isascii() and pattern[-1:].isalnum() else ""
+    return start + pattern + end

@@ -5,7 +5,9 @@
 later step: :func:`session_scope` takes it already (``proposed``) and applies it with
 :func:`~.floor.narrowed`, so it can narrow the floor and never widen it.
 
-:func:`split_claims` judges every claim of a contract with :func:`~.claims.scope_problems`. A
+:func:`split_claims` judges every claim of a contract with :func:`~.claims.scope_problems`,
+on its text and on the items its passed bindings cite (:func:`cited_item_texts`: the
+gatekeeper's passed bindings, resolved in the session's invocations' ``evidence_items``). A
 claim with any finding is *set aside*: it is left out of the contract the verdict and the
 answer read (never a finding, never the answer's text) and kept in the audit as a
 :class:`SetAsideClaim` (its id, the rules, the reasons). What each rule then does to severity
@@ -24,7 +26,14 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from pytest_diageval.core.contract.contracts import Claim, ExecutorContract, FactChecked, Plan
+from pytest_diageval.core.contract.contracts import (
+    Claim,
+    ExecutorContract,
+    FactChecked,
+    GatekeeperResult,
+    Plan,
+    ToolInvocation,
+)
 from pytest_diageval.core.contract.scope_contract import DecodingScope, ScopeContract, excluded
 from pytest_diageval.core.scope.claims import (
     EXCLUDED_TOPIC,
@@ -44,6 +53,7 @@ __all__ = [
     "about_set_aside",
     "anchored",
     "checked_plan",
+    "cited_item_texts",
     "decoding_scope",
     "is_off_scope",
     "session_scope",
@@ -159,9 +169,17 @@ def decoding_scope(scope: ScopeContract, names: ScopeNames) -> DecodingScope:
 
 
 def split_claims(
-    contract: ExecutorContract | None, scope: ScopeContract, names: ScopeNames
+    contract: ExecutorContract | None,
+    scope: ScopeContract,
+    names: ScopeNames,
+    *,
+    invocations: Sequence[ToolInvocation] = (),
+    gatekeeper: GatekeeperResult | None = None,
 ) -> ScopeSplit:
-    """Judge every claim against ``scope``; the contract keeps the in-scope claims only."""
+    """Judge every claim against ``scope``; the contract keeps the in-scope claims only.
+
+    A claim is judged on its text and on the items its passed bindings cite in
+    ``invocations`` (:func:`cited_item_texts`); without invocations, on its text alone."""
     if contract is None:
         return ScopeSplit(None, [], [])
     kept: list[Claim] = []
@@ -176,6 +194,7 @@ def split_claims(
             names.alerts,
             names.aliases,
             names.foreign,
+            item_texts=cited_item_texts(claim, invocations, gatekeeper),
         )
         if not problems:
             kept.append(claim)
@@ -192,6 +211,50 @@ def split_claims(
     if not outside:
         return ScopeSplit(contract, [], [])
     return ScopeSplit(contract.model_copy(update={"claims": kept}), set_aside, outside)
+
+
+# The fields of a cited item that say what it is about (issue 37): an alert's name, service and
+# metric (its current value and description), a log's service and message, a runbook's title.
+# Never a runbook's content (guidance naming every cause), an alert's API paths or samples.
+_TOPIC_FIELDS = ("alert_name", "service", "current", "description", "message", "title")
+
+
+def cited_item_texts(
+    claim: Claim,
+    invocations: Sequence[ToolInvocation],
+    gatekeeper: GatekeeperResult | None = None,
+) -> list[str]:
+    """The texts of the items ``claim``'s bindings cite, one per item, from the items' own
+    fields (:data:`_TOPIC_FIELDS`, joined by spaces), in binding order.
+
+    With ``gatekeeper``, only the bindings it passed count (a fabricated citation tells nothing
+    about the claim); without it, every binding that resolves to a recorded item. A row made
+    before ``evidence_items`` falls back to the ref's text for an alert or a log."""
+    by_id = {row.id: row for row in invocations}
+    if gatekeeper is not None:
+        cited = [
+            (checked.source_invocation_id, checked.raw_path)
+            for checked in gatekeeper.checked_bindings
+            if checked.claim_id == claim.claim_id and checked.status == "pass"
+        ]
+    else:
+        cited = [(b.source_invocation_id, b.raw_path) for b in claim.evidence_bindings]
+    texts: list[str] = []
+    for invocation_id, raw_path in dict.fromkeys(cited):
+        row = by_id.get(invocation_id) if invocation_id is not None else None
+        details = row.retrieval_details if row is not None else None
+        if details is None or raw_path is None:
+            continue
+        item = next((i for i in details.evidence_items or () if i.raw_path == raw_path), None)
+        if item is not None:
+            values = [item.fields.get(key) for key in _TOPIC_FIELDS]
+            texts.append(" ".join(str(value) for value in values if isinstance(value, str)))
+            continue
+        if details.evidence_items is None and raw_path.startswith(("$.alerts[", "$.logs[")):
+            ref = next((r for r in details.evidence_refs or () if r.raw_path == raw_path), None)
+            if ref is not None:
+                texts.append(ref.text)
+    return [text for text in texts if text.strip()]
 
 
 def checked_plan(
