@@ -48,6 +48,7 @@ from pytest_diageval.core.evidence.recorder import (
 from pytest_diageval.core.judge.claim_support import claim_ceilings, label_rank
 from pytest_diageval.core.scope.claims import scope_problems
 from pytest_diageval.core.scope.floor import scope_floor
+from pytest_diageval.core.scope.session import cited_item_texts
 
 __all__ = ["SETS", "flagged", "main"]
 
@@ -157,8 +158,12 @@ def flagged(pair: dict[str, Any]) -> list[str]:
         services = sorted({i["service"] for i in pair["items"] if i.get("service")})
         alerts = sorted({i["alert_name"] for i in pair["items"] if i.get("alert_name")})
         scope = scope_floor(question, services, alerts)
+        texts = cited_item_texts(claim, rows, gate)
         reasons += [
-            p.rule for p in scope_problems(claim_type, pair["claim"], scope, services, alerts)
+            p.rule
+            for p in scope_problems(
+                claim_type, pair["claim"], scope, services, alerts, item_texts=texts
+            )
         ]
     return reasons
 

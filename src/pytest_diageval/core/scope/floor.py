@@ -57,6 +57,7 @@ class _Vocabulary:
     narrow: re.Pattern[str]
     existence: re.Pattern[str]
     exclusion: re.Pattern[str]
+    exclusion_after: re.Pattern[str]
     topics: tuple[tuple[str, re.Pattern[str]], ...]
     alert_topics: Mapping[str, tuple[str, tuple[str, ...]]]
     """Alert name (casefolded) -> its topic and the topics a narrow question on it also holds."""
@@ -185,12 +186,22 @@ def _narrow_markers(text: str, words: _Vocabulary) -> list[str]:
 
 
 def _excluded_phrases(text: str, words: _Vocabulary) -> list[str]:
-    """What follows each exclusion marker, up to the end of its clause."""
+    """What follows each exclusion marker, up to the end of its clause; and what precedes a
+    trailing one ("内存相关的先不看", "leave the relay out of it"), from its clause's start."""
     phrases = []
     for match in words.exclusion.finditer(text):
-        rest = re.split(_CLAUSE_END, text[match.end() :], maxsplit=1)[0]
-        phrases.append(rest.strip(" ,，:："))
-    return [phrase for phrase in phrases if phrase]
+        rest = re.split(_CLAUSE_END + r"|[，,:：]\s*(?=只|看看|查|why|what|how|is |are |only)",
+                        text[match.end() :], maxsplit=1)[0]  # fmt: skip
+        if words.exclusion_after.match(rest.lstrip()):
+            continue  # "先不看" read as a leading marker with nothing after it
+        trailing = words.exclusion_after.search(rest)
+        phrases.append((rest[: trailing.start()] if trailing else rest).strip(" ,，:："))
+    for match in words.exclusion_after.finditer(text):
+        head = re.split(r"[，,:：]|" + _CLAUSE_END, text[: match.start()])[-1]
+        leading = list(words.exclusion.finditer(head))
+        head = head[leading[-1].end() :] if leading else head
+        phrases.append(head.strip(" ,，:："))
+    return list(dict.fromkeys(phrase for phrase in phrases if phrase))
 
 
 def _excluded(
@@ -273,6 +284,7 @@ def _vocabulary() -> _Vocabulary:
             rf"(?:是否(?:真实)?(?:存在|出现|有)|有没有|有无)[^。；;！!？?\n，,]{{0,40}}?(?:{objects})"
         ),
         exclusion=re.compile("|".join(_bounded(form) for form in raw["exclusion"])),
+        exclusion_after=re.compile("|".join(_bounded(form) for form in raw["exclusion_after"])),
         topics=tuple(
             (
                 str(name),
