@@ -39,12 +39,12 @@ from pytest_diageval.core.contract.contracts import (
     ToolInvocation,
 )
 from pytest_diageval.core.contract.gatekeeper_rules import NO_HIT_RAW_PATHS
-from pytest_diageval.core.evidence.world import load_world
 from pytest_diageval.core.evidence.recorder import (
     EVIDENCE_LIST_KEYS,
     extract_evidence_items,
     extract_evidence_refs,
 )
+from pytest_diageval.core.evidence.world import load_world
 from pytest_diageval.core.judge.claim_support import claim_ceilings, label_rank
 from pytest_diageval.core.scope.claims import scope_problems
 from pytest_diageval.core.scope.floor import scope_floor

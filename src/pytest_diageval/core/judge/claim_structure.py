@@ -442,8 +442,10 @@ def _after_sentence(text: str, start: int) -> bool:
 def _entity_shown(entity: str, shown: str) -> bool:
     if entity in shown:
         return True
-    group = term_group(entity)
-    return any(form in shown for form in group if len(form) > 1)
+    for group in structure_vocabulary().synonyms:
+        if entity in group:
+            return any(form in shown for form in group if len(form) > 1)
+    return False
 
 
 # ----------------------------------------------------------------------------- polarity
@@ -461,6 +463,7 @@ def _negated(clause: str, start: int) -> bool:
 def _polarity_problem(claim: Reading, items: Sequence[_ItemReading]) -> StructureProblem | None:
     return (
         _state_problem(claim.text, items)
+        or _denied_value(claim, items)
         or _denied_event(claim.text, items)
         or _comparison_problem(claim.text, items)
         or _zero_problem(claim.text, items)
@@ -493,6 +496,31 @@ def _denied_event(text: str, items: Sequence[_ItemReading]) -> StructureProblem 
                     "claim.polarity_contradicts_item",
                     f"the claim denies {word!r}; its item states it",
                 )
+    return None
+
+
+_DENIED_REACH = re.compile(
+    r"(?:未|没有|没|并未|尚未|not|never|did not|didn't|has not|hasn't)\s*"
+    r"(?:达到|超过|超出|到达|突破|reach|reached|exceed|exceeded|hit|go above|gone above)\s*$"
+)
+
+
+def _denied_value(claim: Reading, items: Sequence[_ItemReading]) -> StructureProblem | None:
+    """"内存使用率未达到 91%" where the item's current value is 91% (or more)."""
+    for quantity in claim.quantities:
+        before = claim.text[max(0, quantity.start - 16) : quantity.start]
+        if not _DENIED_REACH.search(before):
+            continue
+        reached = [
+            q for r in items for q in r.quantities
+            if q.dim == quantity.dim and q.label in ("current", None) and q.value >= quantity.value
+        ]  # fmt: skip
+        if reached:
+            return StructureProblem(
+                "claim.polarity_contradicts_item",
+                f"the claim says {_written(claim, quantity)} was not reached; its item shows"
+                f" {_written_item(reached[0])}",
+            )
     return None
 
 

@@ -209,7 +209,8 @@ def _positive_ceiling(
             " found nothing; a no-hit supports a negative_observation and nothing else",
         )
     runbook = any(row.tool_name not in INCIDENT_EVIDENCE_TOOLS for row in items)
-    stray = _services_not_cited(claim.claim_text, items, by_id)
+    incident = [row for row in items if row.tool_name in INCIDENT_EVIDENCE_TOOLS]
+    stray = _services_not_cited(claim.claim_text, incident, by_id) if incident else []
     if stray:
         return _stopped(
             base,
@@ -316,12 +317,19 @@ def _item_text(row: CheckedBinding, by_id: Mapping[int, ToolInvocation]) -> str:
     return "" if invocation is None else _ref_text(invocation, row.raw_path)
 
 
+_PRODUCT_SUFFIX = "(?:服务|系统|中心|平台|模块|应用|后台)"
+
+
 def _canonical(text: str, aliases: Mapping[str, str] | None) -> str:
-    """``text`` with every alias of a service written as the service's name."""
+    """``text`` with every alias of a service written as the service's name; a Chinese alias's
+    stem names the service under any product suffix (订单服务's 订单系统, 订单中心)."""
     for alias in sorted(aliases or {}, key=lambda a: (-len(a), a)):
         pattern = re.escape(alias).replace(r"\ ", r"\s+")
         edge = r"(?<![a-z0-9])" if alias[:1].isascii() else ""
         tail = r"(?![a-z0-9])" if alias[-1:].isascii() else ""
+        stem = re.sub(_PRODUCT_SUFFIX + "$", "", alias)
+        if stem != alias and len(stem) >= 2 and not stem.isascii():
+            pattern = re.escape(stem) + _PRODUCT_SUFFIX
         text = re.sub(edge + pattern + tail, f" {(aliases or {})[alias]} ", text, flags=re.I)
     return text
 

@@ -160,6 +160,7 @@ class StructureVocabulary:
     outcomes: Mapping[str, re.Pattern[str]]
     negation: re.Pattern[str]
     terms: tuple[frozenset[str], ...]
+    synonyms: tuple[frozenset[str], ...]
     generic: re.Pattern[str]
     comparisons: Mapping[str, re.Pattern[str]]
     levels: Mapping[str, re.Pattern[str]]
@@ -201,6 +202,7 @@ def structure_vocabulary() -> StructureVocabulary:
         outcomes={name: _any_of(forms) for name, forms in raw["outcomes"].items()},
         negation=_any_of(raw["negation"]),
         terms=tuple(frozenset(normalise(str(t)) for t in group) for group in raw["terms"]),
+        synonyms=tuple(frozenset(normalise(str(t)) for t in g) for g in raw["synonyms"]),
         generic=_any_of(raw["generic"]),
         comparisons={name: _any_of(forms) for name, forms in raw["comparisons"].items()},
         levels={name: _any_of(forms) for name, forms in raw["levels"].items()},
@@ -532,6 +534,8 @@ def _quantities(masked: str) -> list[Quantity]:
             raw, unit, factor = raw * factor, "", 1.0
         start, end = match.span()
         label = _label(masked, start, end, found)
+        if dim == "duration" and label == "waiting":
+            label = "timeout"  # "等待 30 秒": how long, not how many are waiting
         near = masked[max(0, start - 6) : start] + masked[end : end + 3]
         approx = any(word in near for word in _APPROX)
         found.append(Quantity(raw, raw * factor, dim, unit, label, start, end, approx))
