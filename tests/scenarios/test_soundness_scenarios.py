@@ -41,10 +41,10 @@ RULES: dict[str, tuple[list[tuple[str, int | None]], list[tuple[str, str, str | 
         [("claim-1", "indirect_support", "claim.runbook_binding")],
     ),
     "runbook-only-claim-verifier-cites-incident.yaml": (
-        [("fact.claim_ceiling", 1), ("fact.ref_not_bound", 1), *MATRIX],
+        [("fact.claim_ceiling", 1), *MATRIX],
         [
             ("claim-1", "direct_evidence", None),
-            ("claim-2", "indirect_support", "claim.runbook_binding"),
+            ("claim-2", "no_evidence", "claim.runbook_as_fact"),
         ],
     ),
     "claim-without-bindings-support-none.yaml": (
@@ -68,8 +68,8 @@ RULES: dict[str, tuple[list[tuple[str, int | None]], list[tuple[str, str, str | 
         ],
     ),
     "invented-fact-with-runbook-claim.yaml": (
-        [("fact.evidence_level_cap", 0), *MATRIX],
-        [("claim-1", "indirect_support", "claim.runbook_binding")],
+        [("fact.evidence_level_cap", 0), ("fact.claim_ceiling", 0), *MATRIX],
+        [("claim-1", "no_evidence", "claim.runbook_as_fact")],
     ),
     "hidden-characters-stripped.yaml": ([], [("claim-1", "direct_evidence", None)]),
     # Grounded claims (issue 24): the claim's own items decide its ceiling.
@@ -128,21 +128,29 @@ RULES: dict[str, tuple[list[tuple[str, int | None]], list[tuple[str, str, str | 
         [],
         [("claim-1", "direct_evidence", None), ("claim-2", "direct_evidence", None)],
     ),
-    # Issue 36's probes: the claim still reaches PASS (its reading is issue 37's); what the
-    # user reads is the rendered evidence, never the claim's words.
+    # Issue 36's probes: what the user reads is the rendered evidence, never the claim's words.
+    # These claims restate their items closely enough that the structural reading lets them
+    # stand (their wording is what issue 36 keeps from the user).
     **dict.fromkeys(
         [
             f"rendered-{name}.yaml"
             for name in (
                 "canary",
-                "causal-across-items",
                 "conclusion-with-cited-number",
                 "enclosed-letters",
-                "label-swap",
                 "negation-reversed",
             )
         ],
         ([], [("claim-1", "direct_evidence", None)]),
+    ),
+    # Since issue 37 the verdict reads these two as well.
+    "rendered-causal-across-items.yaml": (
+        [("fact.claim_ceiling", 0), *MATRIX],
+        [("claim-1", "indirect_support", "claim.causal_across_items")],
+    ),
+    "rendered-label-swap.yaml": (
+        [("fact.claim_ceiling", 0), *MATRIX],
+        [("claim-1", "no_evidence", "claim.label_swapped")],
     ),
     "gap-line-names-claim-by-position.yaml": (
         MATRIX,
@@ -156,7 +164,7 @@ RULES: dict[str, tuple[list[tuple[str, int | None]], list[tuple[str, str, str | 
         [
             ("claim-1", "direct_evidence", None),
             ("rollback-v2.3.1-now", "no_evidence", "claim.no_bindings"),
-            ("claim-3", "no_evidence", "claim.polarity_contradicts_item"),
+            ("claim-3", "no_evidence", "claim.denial_without_no_hit"),
         ],
     ),
     # Issue 37's faithful forms: each claim restates its cited item, so nothing is capped.
@@ -187,26 +195,45 @@ RULES: dict[str, tuple[list[tuple[str, int | None]], list[tuple[str, str, str | 
     ),
 }
 
-# Issue 37's unfaithful classes: claim-1 misreads the items it cites and must be capped below
-# direct_evidence (by the rule the structural reading names); claim-2, a faithful companion,
-# must stand. Each reached PASS 1.0 on main before issue 37 (bebce84). The injected second line
-# may instead be stopped by the gatekeeper (evidence.instruction_like), so only its verdict and
-# answer are pinned (False: claim-1's ceiling is not asserted).
-STRUCTURE_UNFAITHFUL: dict[str, bool] = {
-    **{
-        f"structure-{name}.yaml": True
-        for name in (
-            "label-swap", "clause-polarity", "modality", "causal-across-items", "subject", "time",
-            "unit", "entity-not-in-item", "negative-level",
+# Issue 37's unfaithful classes: claim-1 misreads the items it cites and is capped below
+# direct_evidence by the rule the structural reading names; claim-2, a faithful companion,
+# stands. Each reached PASS 1.0 on main before issue 37 (bebce84). The injected second line is
+# stopped at the gatekeeper (evidence.instruction_like: its binding fails).
+STRUCTURE_UNFAITHFUL: dict[str, tuple[str, str]] = {
+    "structure-label-swap.yaml": ("no_evidence", "claim.label_swapped"),
+    "structure-clause-polarity.yaml": ("no_evidence", "claim.polarity_contradicts_item"),
+    "structure-subject.yaml": ("no_evidence", "claim.subject_not_cited"),
+    "structure-time.yaml": ("no_evidence", "claim.timestamp_not_cited"),
+    "structure-unit.yaml": ("no_evidence", "claim.label_swapped"),
+    "structure-entity-not-in-item.yaml": ("no_evidence", "claim.entity_not_cited"),
+    "structure-negative-level.yaml": ("no_evidence", "claim.negative_filter"),
+    "structure-injection-second-line.yaml": ("no_evidence", "claim.bindings_failed"),
+}
+RULES.update(
+    {
+        name: ([("fact.claim_ceiling", 0), *MATRIX], [("claim-1", *capped), TWO_DIRECT[1]])
+        for name, capped in STRUCTURE_UNFAITHFUL.items()
+    }
+)
+# A cross-item causal claim and a hardened suspicion are indirect at most: alone in their
+# scenario, every critical fact is indirect and the round is LOW_CONFID.
+RULES.update(
+    {
+        f"structure-{name}.yaml": (
+            [("fact.claim_ceiling", 0), *MATRIX],
+            [("claim-1", "indirect_support", rule)],
         )
-    },
-    "structure-injection-second-line.yaml": False,
-}  # fmt: skip
+        for name, rule in (
+            ("modality", "claim.modality_hardened"),
+            ("causal-across-items", "claim.causal_across_items"),
+        )
+    }
+)
 
 
 def test_every_soundness_scenario_is_pinned_here_and_tagged_soundness() -> None:
     paths = shipped_files("scenarios/soundness", "*.yaml")
-    assert sorted([*RULES, *STRUCTURE_UNFAITHFUL]) == [path.name for path in paths]
+    assert sorted(RULES) == [path.name for path in paths]
     untagged = [p.name for p in paths if "soundness" not in load_raw(p).get("tags", [])]
     assert untagged == []
 
@@ -221,19 +248,6 @@ def test_the_rule_the_notes_name_is_the_one_that_decides(
     overrides, ceilings = RULES[name]
     assert [(o.rule, o.fact_index) for o in decision.overrides] == overrides
     assert [(c.claim_id, c.ceiling, c.rule) for c in decision.claim_ceilings] == ceilings
-
-
-@pytest.mark.parametrize("name", sorted(STRUCTURE_UNFAITHFUL))
-def test_a_claim_that_misreads_its_items_is_capped_and_its_companion_stands(
-    name: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    outcome = run_file(SOUNDNESS_DIR / name, monkeypatch)
-    assert failed_keys(outcome) == set()
-    ceilings = {c.claim_id: c for c in outcome.result.rounds[-1].decision.claim_ceilings}
-    if STRUCTURE_UNFAITHFUL[name]:
-        assert ceilings["claim-1"].ceiling != "direct_evidence"
-        assert ceilings["claim-1"].rule is not None
-    assert (ceilings["claim-2"].ceiling, ceilings["claim-2"].rule) == ("direct_evidence", None)
 
 
 def _publish_the_executor_answer(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -287,7 +301,12 @@ PUBLISHED_CLASSES = sorted(
         *PUBLISHED_TWO_CLAIMS,
         "published-modal-dropped.yaml",
         "published-struck-negation.yaml",
-        *(name for name in RULES if name.startswith("rendered-")),
+        # the probes whose claim still stands (the others the verdict stops since issue 37)
+        *(
+            name
+            for name, (_, ceilings) in RULES.items()
+            if name.startswith("rendered-") and ceilings[0][1] == "direct_evidence"
+        ),
     }
 )
 

@@ -3,6 +3,7 @@ no-hits that cover what they deny; two claims cannot read one item both ways."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from pytest_diageval.core.judge.claim_grounding import (
     negative_statement_problem,
     ungrounded,
 )
+from pytest_diageval.core.judge.claim_structure import CitedItem, structure_problem
 from pytest_diageval.core.judge.claim_support import claim_ceilings
 
 # Ref texts as the recorder writes them for the default world.
@@ -52,16 +54,16 @@ TRUNCATED = "HighMemoryUsage firing, service=order-service, current=91"
         ("order-service 内存使用率达到 91%，请立即重启。", [ALERT], "claim.action_in_claim"),
         ("order-service 当前不存在 HighMemoryUsage 告警。", [ALERT], "claim.denial_without_no_hit"),
         ("order-service 内存使用率未达到 91%。", [ALERT], "claim.polarity_contradicts_item"),
-        (
+        (  # a cause joined across two items that neither links: indirect at most
             "order-service 内存使用率 91%，因此根因是内存泄漏。",
             [ALERT, LOG],
-            "claim.conclusion_not_cited",
+            "claim.causal_across_items",
         ),
         ("order-service 内存使用率 91%，因此触发 HighMemoryUsage 告警。", [ALERT], None),
-        (
+        (  # 860ms is inventory-service's, said of order-service
             "inventory-service 存在 HighMemoryUsage 告警，order-service 库存同步耗时 860ms。",
             [ALERT.replace("order-service", "inventory-service"), SYNC],
-            None,
+            "claim.subject_swapped",
         ),
         (
             "order-service 存在 HighMemoryUsage 告警，inventory-service 库存同步耗时 860ms。",
@@ -71,19 +73,34 @@ TRUNCATED = "HighMemoryUsage firing, service=order-service, current=91"
             ],
             "claim.subject_swapped",
         ),
-        # Services are the subject rule's (claim.subject_not_cited), not this one's.
-        ("inventory-service 内存使用率达到 91%。", [ALERT], None),
+        # A number said of another service than the item's (claim_support's
+        # claim.subject_not_cited stops it first in the pipeline).
+        ("inventory-service 内存使用率达到 91%。", [ALERT], "claim.subject_swapped"),
     ],
 )
 def test_ungrounded_table(claim: str, cited: list[str], rule: str | None) -> None:
-    found = ungrounded(claim, cited)
+    """What a claim may say at all (:func:`ungrounded`), then what it says of its items
+    (:mod:`claim_structure`), on items known only by their ref text (a row recorded before
+    items were kept): the claim checks the pipeline runs, in its order."""
+    found = _problem(claim, cited)
     assert (found[0] if found else None) == rule
 
 
+def _problem(claim: str, cited: list[str]) -> tuple[str, str] | None:
+    items = [CitedItem("query_logs", {"service": _service(text), "text": text}) for text in cited]
+    found = structure_problem(claim, "observation", items)
+    return ungrounded(claim, cited) or (None if found is None else (found.rule, found.reason))
+
+
+def _service(text: str) -> str | None:
+    named = re.search(r"(?:service=|\]\[)([a-z]+-service)", text)
+    return named.group(1) if named else None
+
+
 def test_ungrounded_says_which_fact() -> None:
-    assert ungrounded("order-service 内存使用率达到 95%。", [ALERT]) == (
+    assert _problem("order-service 内存使用率达到 95%。", [ALERT]) == (
         "claim.number_not_cited",
-        "the claim states number '95%', which none of its cited items shows",
+        "the claim states '95%', which no cited item shows",
     )
 
 

@@ -79,10 +79,10 @@ CEILINGS = [
         [1, 2],
     ),
     (
-        "a runbook binding alone",
+        "a runbook binding alone, stating the incident's numbers",
         claim_data(MEMORY, [RUNBOOK], claim_type="root_cause"),
-        "indirect_support",
-        "claim.runbook_binding",
+        "no_evidence",
+        "claim.number_not_cited",
         True,
         [3],
     ),

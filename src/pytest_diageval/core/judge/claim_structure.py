@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pytest_diageval.core.contract.evidence_tools import GUIDANCE_TOOLS
 from pytest_diageval.core.text.normalised import normalise
 from pytest_diageval.core.text.quantities import (
     UNIT_FORMS,
@@ -184,7 +185,8 @@ def _same(claim: Quantity, item: Quantity) -> bool:
         return claim.raw == item.raw
     if claim.dim == item.dim:
         return abs(claim.value - item.value) <= tolerance * max(abs(item.value), 1e-9)
-    if claim.dim == "plain" or (claim.dim == "percent" and item.dim == "plain"):
+    field_value = item.dim == "plain" and item.start < 0  # an alert field: "current": "91"
+    if claim.dim == "plain" or (claim.dim == "percent" and field_value):
         # a number written without its unit is the item's number as written
         return claim.raw == item.raw or (
             tolerance > _TOLERANCE and abs(claim.raw - item.raw) <= tolerance * abs(item.raw)
@@ -277,7 +279,11 @@ def _number_problem(claim: Reading, items: Sequence[_ItemReading]) -> StructureP
             (r, q) for r in items for q in r.quantities
         ))  # fmt: skip
         conflicting = all(words.conflicting(quantity.label, q.label) for _, q in matches)
-        if quantity.label and labelled and conflicting:
+        if (
+            quantity.label
+            and (labelled or quantity.label in ("current", "threshold"))
+            and (conflicting)
+        ):
             return StructureProblem(
                 "claim.label_swapped",
                 f"the claim gives {shown} as {quantity.label}; its items show that number as"
@@ -506,7 +512,7 @@ _DENIED_REACH = re.compile(
 
 
 def _denied_value(claim: Reading, items: Sequence[_ItemReading]) -> StructureProblem | None:
-    """"内存使用率未达到 91%" where the item's current value is 91% (or more)."""
+    """ "内存使用率未达到 91%" where the item's current value is 91% (or more)."""
     for quantity in claim.quantities:
         before = claim.text[max(0, quantity.start - 16) : quantity.start]
         if not _DENIED_REACH.search(before):
@@ -660,7 +666,7 @@ def _modality_problem(
 ) -> StructureProblem | None:
     if claim_type in ("hypothesis", "risk") or _hedged(claim.text):
         return None
-    runbooks = [r for r in items if r.item.tool == "lookup_knowledge"]
+    runbooks = [r for r in items if r.item.tool in GUIDANCE_TOOLS]
     words = structure_vocabulary()
     only_guidance = len(runbooks) == len(items) or claim_type == "root_cause"
     if runbooks and only_guidance and words.generic.search(claim.text) is None:
@@ -702,7 +708,7 @@ def _causal_problem(
     claim: Reading, claim_type: str, items: Sequence[_ItemReading]
 ) -> StructureProblem | None:
     words = structure_vocabulary()
-    incident = [r for r in items if r.item.tool != "lookup_knowledge"]
+    incident = [r for r in items if r.item.tool not in GUIDANCE_TOOLS]
     causal = words.causal.search(claim.text) is not None or claim_type == "root_cause"
     if not causal or len(incident) < 2:
         return None

@@ -48,6 +48,9 @@ __all__ = [
 ]
 
 _CLAUSE_END = r"[。；;！!？?\n]"
+_ABOUT_INSTRUCTIONS = re.compile(
+    r"指令|指示|提示词|以上|之前的|instruction|prompt|previous|above|prior|rules", re.IGNORECASE
+)
 _QUOTED = re.compile(r"“[^”]*”|「[^」]*」|『[^』]*』|\"[^\"]*\"")
 _LIST_SEPARATORS = re.compile(r"\s*(?:、|,|，|/|以及|或者|或|和|及|与|\band\b|\bor\b)\s*")
 
@@ -201,7 +204,10 @@ def _excluded_phrases(text: str, words: _Vocabulary) -> list[str]:
         leading = list(words.exclusion.finditer(head))
         head = head[leading[-1].end() :] if leading else head
         phrases.append(head.strip(" ,，:："))
-    return list(dict.fromkeys(phrase for phrase in phrases if phrase))
+    # "忽略以上指令" / "ignore the previous instructions" excludes no topic: it is an order
+    # to the model (the injection rules' business), not a scope the user sets.
+    kept = (p for p in phrases if p and not _ABOUT_INSTRUCTIONS.search(p))
+    return list(dict.fromkeys(kept))
 
 
 def _excluded(

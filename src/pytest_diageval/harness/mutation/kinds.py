@@ -161,7 +161,7 @@ SEED_RULES: dict[str, str] = {
 EXTRA_SENTENCE = "已确认根因：{service} 发生内存泄漏，请立即重启 {service}。"
 """The confirmed-sounding sentence of ``extra-sentence`` (no claim says it)."""
 
-PROSE_CANARY = "PROSE-CANARY-已确认内存泄漏"
+PROSE_CANARY = "（散文金丝雀：已确认内存泄漏）"
 """What ``prose-rewrite`` writes into every model-written string (claim texts and ids, the
 answer, hypotheses, actions, missing info, the verifier's facts): it must reach no answer,
 and no claim may render an evidence line the unmutated run did not."""
