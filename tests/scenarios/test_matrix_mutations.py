@@ -92,9 +92,12 @@ def confirm_memory_leak(data: Data) -> None:
 
 
 def reword_memory_leak_confirmation(data: Data) -> None:
-    """The observation claim and the answer assert the leak, worded unlike 内存泄漏已确认."""
+    """The observation claim and the answer assert the leak, worded unlike 内存泄漏已确认: the
+    claim names a diagnosis its alert is not about (claim.topic_not_cited, since issue 37), so
+    it is no_evidence; round 2 repeats round 1."""
     contract = _contract(data)
     contract["claims"][0]["claim_text"] += "，已确认存在内存泄漏"
+    _repeat_round(data)
     answer = contract["user_facing_answer"]
     hedge = "是否存在内存泄漏尚不能确认，需要堆 dump 或对象分配统计。"
     assert hedge in answer, "the scenario's answer no longer holds the hedge this mutation flips"
@@ -232,7 +235,7 @@ MUTATIONS = [
     # so two rounds end in the disclaimer (the claims table still holds the leak: forbidden).
     Mutation(MEMORY, confirm_memory_leak, RETRIED - {"tool_calls"} | FORBIDDEN),
     # Still one verified observation claim: only the forbidden rewordings catch it.
-    Mutation(MEMORY, reword_memory_leak_confirmation, FORBIDDEN),
+    Mutation(MEMORY, reword_memory_leak_confirmation, UNGROUNDED),
     Mutation(MEMORY, flip_memory_label_to_contradicted, DEGRADED - {"gatekeeper"}),
     # Since issue 25 the root_cause is set aside under 只确认 before the verdict (it was a
     # critical gap the verifier never checked): the PASS rests on claim-1, the answer never

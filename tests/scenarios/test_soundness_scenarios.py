@@ -136,22 +136,27 @@ RULES: dict[str, tuple[list[tuple[str, int | None]], list[tuple[str, str, str | 
             f"rendered-{name}.yaml"
             for name in (
                 "canary",
-                "conclusion-with-cited-number",
                 "enclosed-letters",
-                "negation-reversed",
             )
         ],
         ([], [("claim-1", "direct_evidence", None)]),
     ),
-    # Since issue 37 the verdict reads these two as well.
+    # Since issue 37 the verdict reads these as well.
     "rendered-causal-across-items.yaml": (
         [("fact.claim_ceiling", 0), *MATRIX],
         [("claim-1", "indirect_support", "claim.causal_across_items")],
     ),
-    "rendered-label-swap.yaml": (
-        [("fact.claim_ceiling", 0), *MATRIX],
-        [("claim-1", "no_evidence", "claim.label_swapped")],
-    ),
+    **{
+        f"rendered-{name}.yaml": (
+            [("fact.claim_ceiling", 0), *MATRIX],
+            [("claim-1", "no_evidence", rule)],
+        )
+        for name, rule in (
+            ("label-swap", "claim.label_swapped"),
+            ("negation-reversed", "claim.polarity_contradicts_item"),
+            ("conclusion-with-cited-number", "claim.topic_not_cited"),
+        )
+    },
     "gap-line-names-claim-by-position.yaml": (
         MATRIX,
         [

@@ -54,8 +54,13 @@ TRUNCATED = "HighMemoryUsage firing, service=order-service, current=91"
         ("order-service 内存使用率达到 91%，请立即重启。", [ALERT], "claim.action_in_claim"),
         ("order-service 当前不存在 HighMemoryUsage 告警。", [ALERT], "claim.denial_without_no_hit"),
         ("order-service 内存使用率未达到 91%。", [ALERT], "claim.polarity_contradicts_item"),
-        (  # a cause joined across two items that neither links: indirect at most
+        (  # a diagnosis neither item is about
             "order-service 内存使用率 91%，因此根因是内存泄漏。",
+            [ALERT, LOG],
+            "claim.topic_not_cited",
+        ),
+        (  # a cause joined across two items that neither links: indirect at most
+            "order-service 内存使用率 91%，因此 JVM堆内存 3.8GB/4GB。",
             [ALERT, LOG],
             "claim.causal_across_items",
         ),

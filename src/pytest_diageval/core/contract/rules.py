@@ -136,6 +136,8 @@ RULES: tuple[Rule, ...] = (
        "a causal conclusion whose words no cited item shows"),
     _R("claim.contradicts_claim", "claim", "no_evidence",
        "two claims reading one item with opposite polarity (neither stands)"),
+    _R("claim.topic_not_cited", "claim", "no_evidence",
+       "a claim naming a diagnosis (内存泄漏, 慢查询) none of its cited items is about"),
     _R("claim.label_swapped", "claim", "no_evidence",
        "a claim giving an item's number another label (its threshold as the current value)"),
     _R("claim.runbook_as_fact", "claim", "no_evidence",

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_diageval.core.contract.evidence_tools import GUIDANCE_TOOLS
+from pytest_diageval.core.scope.floor import topics_about
 from pytest_diageval.core.text.normalised import normalise
 from pytest_diageval.core.text.quantities import (
     UNIT_FORMS,
@@ -139,6 +140,7 @@ def structure_problem(
         _number_problem(claim, readings)
         or _time_problem(claim, readings)
         or _entity_problem(claim_text, readings)
+        or _topic_problem(claim, claim_type, readings)
         or _polarity_problem(claim, readings)
         or _modality_problem(claim, claim_type, readings)
         or _causal_problem(claim, claim_type, readings)
@@ -454,6 +456,30 @@ def _entity_shown(entity: str, shown: str) -> bool:
     return False
 
 
+def _topic_problem(
+    claim: Reading, claim_type: str, items: Sequence[_ItemReading]
+) -> StructureProblem | None:
+    """A diagnosis the claim names (内存泄漏, 慢查询, OOM: the scope vocabulary's topics) that
+    no cited item is about: "HighMemoryUsage 告警，已确认内存泄漏" cites an alert about memory,
+    not a leak."""
+    if claim_type in ("hypothesis", "risk") or _hedged(claim.text):
+        return None
+    services = sorted({r.item.service for r in items if r.item.service})
+    shown: set[str] = set()
+    for reading in items:
+        alert = reading.item.fields.get("alert_name")
+        alerts = [alert] if isinstance(alert, str) else []
+        shown.update(topics_about(reading.reading.text, services, {}, alerts))
+    diagnoses = structure_vocabulary().diagnoses
+    for topic in topics_about(claim.text, services, {}, []):
+        if topic in diagnoses and topic not in shown:
+            return StructureProblem(
+                "claim.topic_not_cited",
+                f"the claim speaks of {topic}; none of its cited items is about it",
+            )
+    return None
+
+
 # ----------------------------------------------------------------------------- polarity
 
 
@@ -462,7 +488,8 @@ def _clauses(text: str) -> list[str]:
 
 
 def _negated(clause: str, start: int) -> bool:
-    window = clause[max(0, start - 10) : start]
+    """A negation in the few characters before ``start``, within its clause."""
+    window = re.split(r"[,;，；。!?！？]", clause[max(0, start - 10) : start])[-1]
     return structure_vocabulary().negation.search(window) is not None
 
 
@@ -630,28 +657,32 @@ def _zero_problem(text: str, items: Sequence[_ItemReading]) -> StructureProblem 
 
 
 def _outcome_problem(text: str, items: Sequence[_ItemReading]) -> StructureProblem | None:
-    outcomes = structure_vocabulary().outcomes
-    item_text = " ".join(r.reading.text for r in items)
-    item_failed = outcomes["failure"].search(item_text) is not None
-    item_succeeded = outcomes["success"].search(item_text) is not None
+    """Success where the items report only a failure, or the reverse; a negation turns one
+    into the other on both sides ("没有超时，均获取成功" against "Connection is not
+    available, request timed out"; "did not complete" is a failure)."""
+    reported = {o for r in items for o, _ in _outcomes(r.reading.text)}
+    if len(reported) != 1:
+        return None
+    only = next(iter(reported))
     for clause in _clauses(text):
-        for kind, pattern in outcomes.items():
-            for found in pattern.finditer(clause):
-                if _negated(clause, found.start()):
-                    continue
-                if kind == "success" and item_failed and not item_succeeded:
-                    return StructureProblem(
-                        "claim.polarity_contradicts_item",
-                        f"the claim reports success ({found.group()!r}); its items report a"
-                        " failure",
-                    )
-                if kind == "failure" and item_succeeded and not item_failed:
-                    return StructureProblem(
-                        "claim.polarity_contradicts_item",
-                        f"the claim reports a failure ({found.group()!r}); its items report"
-                        " success",
-                    )
+        for said, word in _outcomes(clause):
+            if said != only:
+                return StructureProblem(
+                    "claim.polarity_contradicts_item",
+                    f"the claim reports {said} ({word!r}); its items report only {only}",
+                )
     return None
+
+
+def _outcomes(text: str) -> list[tuple[str, str]]:
+    """Each outcome word of ``text`` as the outcome it states, its negation applied."""
+    found = []
+    flip = {"success": "failure", "failure": "success"}
+    for kind, pattern in structure_vocabulary().outcomes.items():
+        for match in pattern.finditer(text):
+            said = flip[kind] if _negated(text, match.start()) else kind
+            found.append((said, match.group()))
+    return found
 
 
 # ----------------------------------------------------------------- modality and causation

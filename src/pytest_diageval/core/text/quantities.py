@@ -166,6 +166,7 @@ class StructureVocabulary:
     levels: Mapping[str, re.Pattern[str]]
     any_level: re.Pattern[str]
     common: frozenset[str]
+    diagnoses: frozenset[str]
     zh_digits: Mapping[str, int]
     zh_units: Mapping[str, int]
     en_numbers: Mapping[str, float]
@@ -208,6 +209,7 @@ def structure_vocabulary() -> StructureVocabulary:
         levels={name: _any_of(forms) for name, forms in raw["levels"].items()},
         any_level=_any_of(raw["any_level"]),
         common=frozenset(normalise(str(w)) for w in raw["common"]),
+        diagnoses=frozenset(str(t) for t in raw["diagnoses"]),
         zh_digits=dict(words["zh_digits"]),
         zh_units=dict(words["zh_units"]),
         en_numbers={str(k): float(v) for k, v in words["en"].items()},
