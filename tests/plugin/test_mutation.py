@@ -2,7 +2,7 @@
 
 The scenarios are the documented example (``high-memory-positive``, a PASS with two bindings)
 and its LOW_CONFID variant, written into a pytester directory. What a mutant derives is pure
-(47 mutants, 8 equivalent, tests/harness/mutation/test_mutants.py, then the two scope kinds of
+(51 mutants, 12 equivalent, tests/harness/mutation/test_mutants.py, then the two scope kinds of
 issue 25, one of them equivalent); whether the guards of today kill
 each one is not pinned here, except for the citation forgeries the gatekeeper must always
 catch. A conftest seam that removes the gatekeeper's excerpt check shows what a weak guard
@@ -44,6 +44,10 @@ EQUIVALENT = (
     "statement-modality-claim-1-text",
     "statement-timestamp-claim-1-answer",
     "statement-timestamp-claim-1-text",
+    "statement-label-claim-1-answer",
+    "statement-label-claim-1-text",
+    "statement-zone-claim-1-answer",
+    "statement-zone-claim-1-text",
 )
 # The test-only seam: a gatekeeper whose excerpt check accepts every quote.
 WEAK_EXCERPT_CHECK = """
@@ -87,7 +91,7 @@ def test_every_mutant_is_an_item_named_by_kind_claim_and_binding(
     scenarios.write("scenarios/low.yaml", scenarios.low_confidence())
     result = pytester.runpytest("--diageval-mutate", "--collect-only", "-q")
     ids = [line for line in result.outlines if "::mutant[" in line]
-    assert len(ids) == 50  # the LOW_CONFID scenario has nothing to mutate
+    assert len(ids) == 54  # the LOW_CONFID scenario has nothing to mutate
     assert ids[0] == f"{NODE}::mutant[other-invocation-claim-1-0]"
     assert ids[-4:-2] == [
         f"{NODE}::mutant[extra-sentence-answer-all]",
@@ -107,13 +111,13 @@ def test_outcomes_summary_and_json_agree(pytester: pytest.Pytester, scenarios: S
     report = _report(pytester.path / "out.json")
     totals = report["mutation"]["totals"]
     outcomes = result.parseoutcomes()
-    assert totals["equivalent"] == outcomes.get("skipped", 0) == 9
+    assert totals["equivalent"] == outcomes.get("skipped", 0) == 13
     assert totals["killed"] == outcomes.get("passed", 0)
     assert totals["survived"] + totals["error"] == outcomes.get("failed", 0)
     assert totals["tried"] == 41
     assert totals["error"] == 0
     mutants = _mutants(report)
-    assert len(mutants) == 50
+    assert len(mutants) == 54
     for name in ALWAYS_KILLED:
         assert (mutants[name]["outcome"], mutants[name]["verdict"]) == ("killed", "REJECT"), name
     for name in EQUIVALENT:
@@ -195,7 +199,7 @@ def test_two_workers_report_the_same_totals(
     )
     assert parallel.parseoutcomes() == single.parseoutcomes()
     assert _report(pytester.path / "parallel.json") == _report(pytester.path / "single.json")
-    assert _report(pytester.path / "single.json")["mutation"]["totals"]["equivalent"] == 18
+    assert _report(pytester.path / "single.json")["mutation"]["totals"]["equivalent"] == 26
 
 
 def test_mutation_never_records(pytester: pytest.Pytester, scenarios: ScenarioDir) -> None:

@@ -82,6 +82,7 @@ UNFAITHFUL: list[tuple[str, str, list[CitedItem], str]] = [
     ("backup-runner 磁盘 71% 高于 85% 阈值", "observation", [RESOLVED],
      "claim.polarity_contradicts_item"),
     ("根因是连接泄漏", "root_cause", [SUSPECT], "claim.modality_hardened"),
+    ("order-service 内存 91%，已确认内存泄漏", "observation", [ALERT], "claim.topic_not_cited"),
     ("order-service 连接池耗尽的根因是慢 SQL", "root_cause", [RUNBOOK], "claim.runbook_as_fact"),
     ("慢查询 4820ms 导致 HikariPool-1 连接超时", "root_cause", [SLOW, TIMEOUT],
      "claim.causal_across_items"),

@@ -87,7 +87,7 @@ def test_every_mutant_of_the_example_in_claim_binding_kind_order(example: Replay
     ]
 
 
-def test_the_example_has_eight_equivalent_mutants_with_their_reasons(
+def test_the_example_has_twelve_equivalent_mutants_with_their_reasons(
     by_name: dict[str, Mutant],
 ) -> None:
     equivalent = {name: m.equivalent for name, m in by_name.items() if m.equivalent is not None}
@@ -108,6 +108,15 @@ def test_the_example_has_eight_equivalent_mutants_with_their_reasons(
         # The claim states no time of day to move.
         "statement-timestamp-claim-1-answer": "the statement states no time",
         "statement-timestamp-claim-1-text": "the statement states no time",
+        # Nor a current value beside a threshold, nor a time to call UTC.
+        **dict.fromkeys(
+            ["statement-label-claim-1-answer", "statement-label-claim-1-text"],
+            "the statement binds no current value and threshold to swap",
+        ),
+        **dict.fromkeys(
+            ["statement-zone-claim-1-answer", "statement-zone-claim-1-text"],
+            "the statement states no time without a zone",
+        ),
     }
     assert by_name["other-path-claim-1-0"].contract is None
 

@@ -10,6 +10,7 @@ from pytest_diageval.harness.mutation.statement_edits import statement_edits
 MEMORY = "order-service 当前存在 HighMemoryUsage 告警，内存使用率达到 91%，JVM堆内存 3.8GB/4GB。"
 NEGATIVE = "inventory-service 日志中未检索到 HikariCP 连接池耗尽的真实证据。"
 TIMED = "payment-service 在 11:08:41 出现 Redis 命令超时，GET 请求 2000ms 后超时。"
+ALERT = "order-service HighMemoryUsage 告警，当前 91%，阈值 85%。"
 EDITS = statement_edits(
     ["order-service", "inventory-service", "payment-service"],
     {"order-service": ["订单服务"], "payment-service": ["支付服务"]},
@@ -33,6 +34,8 @@ EDITS = statement_edits(
         ("statement-markup", NEGATIVE, NEGATIVE.replace("未检索到", "~~未检索到~~")),
         ("statement-markup", MEMORY, MEMORY.replace("order-service", "~~order-service~~")),
         ("statement-digits", MEMORY, MEMORY.replace("91%", "١٨٢%")),
+        ("statement-label", ALERT, "order-service HighMemoryUsage 告警，当前 85%，阈值 91%。"),
+        ("statement-zone", TIMED, TIMED.replace("11:08:41", "UTC 11:08:41")),
     ],
 )
 def test_each_edit_changes_what_the_statement_asserts(kind: str, text: str, edited: str) -> None:
@@ -46,6 +49,12 @@ def test_each_edit_changes_what_the_statement_asserts(kind: str, text: str, edit
     [
         ("statement-number", "order-service 存在内存泄漏。", "the statement states no quantity"),
         ("statement-timestamp", MEMORY, "the statement states no time"),
+        (
+            "statement-label",
+            MEMORY,
+            "the statement binds no current value and threshold to swap",
+        ),
+        ("statement-zone", "UTC 03:08 出现超时。", "the statement states no time without a zone"),
         (
             "statement-subject",
             "内存泄漏。",

@@ -488,8 +488,14 @@ def _clauses(text: str) -> list[str]:
 
 
 def _negated(clause: str, start: int) -> bool:
-    """A negation in the few characters before ``start``, within its clause."""
-    window = re.split(r"[,;，；。!?！？]", clause[max(0, start - 10) : start])[-1]
+    """A negation right before ``start``, within its clause: the last four characters of
+    Chinese (没有超时, 未发现可用), the last three words of English ("did not complete",
+    "none is idle"). "未评分直接返回 PASS" negates the scoring, not the PASS."""
+    window = re.split(r"[,;，；。!?！？]", clause[max(0, start - 16) : start])[-1].rstrip()
+    if window and "\u4e00" <= window[-1] <= "\u9fff":
+        window = window[-4:]
+    else:
+        window = " ".join(window.split()[-3:])
     return structure_vocabulary().negation.search(window) is not None
 
 

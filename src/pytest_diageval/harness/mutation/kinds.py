@@ -45,7 +45,9 @@ hedged with 可能 while the answer still confirms it), ``statement-polarity`` (
 added or removed), ``statement-causal`` (a root cause joined with 因此),
 ``statement-action`` (a fix joined), ``statement-timestamp`` (a minute later),
 ``statement-markup`` (a negation or the subject struck through with ``~~``) and
-``statement-digits`` (a changed value in Arabic-Indic digits). The ``answer`` target appends
+``statement-digits`` (a changed value in Arabic-Indic digits), ``statement-label`` (the current
+value and the threshold trade places) and ``statement-zone`` (a time of the world's zone called
+UTC). The ``answer`` target appends
 the edited statement to ``user_facing_answer``; the ``text`` target makes it the claim's text
 (citations unchanged). The harm is the edited statement reaching the user at PASS
 (:attr:`Mutant.forged_text`).
@@ -116,6 +118,8 @@ STATEMENT_KINDS = (
     "statement-timestamp",
     "statement-markup",
     "statement-digits",
+    "statement-label",
+    "statement-zone",
 )
 EVIDENCE_KINDS = ("planted-injection",)
 SCOPE_KINDS = ("scope-service", "scope-excluded")
@@ -161,7 +165,7 @@ SEED_RULES: dict[str, str] = {
 EXTRA_SENTENCE = "已确认根因：{service} 发生内存泄漏，请立即重启 {service}。"
 """The confirmed-sounding sentence of ``extra-sentence`` (no claim says it)."""
 
-PROSE_CANARY = "（散文金丝雀：已确认内存泄漏）"
+PROSE_CANARY = "（散文金丝雀：已复核）"
 """What ``prose-rewrite`` writes into every model-written string (claim texts and ids, the
 answer, hypotheses, actions, missing info, the verifier's facts): it must reach no answer,
 and no claim may render an evidence line the unmutated run did not."""

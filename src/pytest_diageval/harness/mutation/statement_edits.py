@@ -43,6 +43,8 @@ def statement_edits(
         "statement-timestamp": _timestamp,
         "statement-markup": _markup,
         "statement-digits": _digits,
+        "statement-label": _label,
+        "statement-zone": _zone,
     }
 
 
@@ -117,6 +119,34 @@ def _causal(text: str) -> StatementEdit:
 
 def _action(text: str) -> StatementEdit:
     return _sentence(text) + "，请立即重启并调高连接池上限。", "an action joined (重启, 调高上限)"
+
+
+_CURRENT_RE = re.compile(r"(?:当前|达到|current(?:ly)?(?: at)?)\D{0,6}?(\d+(?:\.\d+)?)")
+_THRESHOLD_RE = re.compile(r"(?:阈值|threshold(?: of)?)\D{0,6}?(\d+(?:\.\d+)?)")
+_ZONED_RE = re.compile(r"(?:UTC|GMT|北京时间|Z\b|[+-]\d{2}:\d{2})")
+
+
+def _label(text: str) -> StatementEdit:
+    """The current value and the threshold trade places (当前 91%，阈值 85% → 当前 85%，阈值 91%)."""
+    current, threshold = _CURRENT_RE.search(text), _THRESHOLD_RE.search(text)
+    if current is None or threshold is None or current.group(1) == threshold.group(1):
+        return "the statement binds no current value and threshold to swap"
+    spans = sorted(
+        [(current.start(1), current.end(1), threshold.group(1)),
+         (threshold.start(1), threshold.end(1), current.group(1))],
+        reverse=True,
+    )  # fmt: skip
+    for start, end, new in spans:
+        text = _replace(text, start, end, new)
+    return text, f"current {current.group(1)} ↔ threshold {threshold.group(1)}"
+
+
+def _zone(text: str) -> StatementEdit:
+    """A time of the world's zone called UTC (11:13 → UTC 11:13)."""
+    found = _TIME_RE.search(text)
+    if found is None or _ZONED_RE.search(text):
+        return "the statement states no time without a zone"
+    return _replace(text, found.start(), found.start(), "UTC "), f"time {found.group()} called UTC"
 
 
 def _timestamp(text: str) -> StatementEdit:
