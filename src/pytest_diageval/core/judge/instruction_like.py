@@ -253,7 +253,7 @@ def _assignment(text: Unmasked) -> str | None:
         return None
     if orders.ADDRESSEE.search(flat) or orders.PIPELINE_VALUE.search(flat):
         return match.group(0)
-    if _business(flat):
+    if _business(flat) and not text.spelled_out:  # a business line excuses no obfuscation
         return None
     if orders.PIPELINE_KEY.search(flat) or match.group(0).startswith(("verdict", "结论")):
         return match.group(0)

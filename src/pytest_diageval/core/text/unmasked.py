@@ -78,6 +78,9 @@ class Unmasked:
     native: str
     lines: tuple[str, ...]
     decoded: tuple[tuple[str, Unmasked], ...]  # (encoding, what it decodes to, unmasked)
+    # A word spelled out letter by letter ("v e r d i c t", "P-A-S-S") before it was joined:
+    # an obfuscation nobody uses in a business log.
+    spelled_out: bool = False
 
 
 @lru_cache(maxsize=4096)
@@ -99,7 +102,11 @@ def unmask(text: str, *, decode: bool = True) -> Unmasked:
         native=_flat(base),
         lines=tuple(row for row in map(_flat, lookalike.splitlines()) if row),
         decoded=decoded,
+        spelled_out=_SPELLED_OUT.search(base) is not None,
     )
+
+
+_SPELLED_OUT = re.compile(r"(?<![A-Za-z])(?:[A-Za-z][ .\-_·]){3,}[A-Za-z](?![A-Za-z])")
 
 
 def joined_rows(first: str, second: str) -> tuple[str, str]:
