@@ -492,10 +492,8 @@ def _negated(clause: str, start: int) -> bool:
     Chinese (没有超时, 未发现可用), the last three words of English ("did not complete",
     "none is idle"). "未评分直接返回 PASS" negates the scoring, not the PASS."""
     window = re.split(r"[,;，；。!?！？]", clause[max(0, start - 16) : start])[-1].rstrip()
-    if window and "\u4e00" <= window[-1] <= "\u9fff":
-        window = window[-4:]
-    else:
-        window = " ".join(window.split()[-3:])
+    chinese = bool(window) and "\u4e00" <= window[-1] <= "\u9fff"
+    window = window[-4:] if chinese else " ".join(window.split()[-3:])
     return structure_vocabulary().negation.search(window) is not None
 
 

@@ -570,8 +570,10 @@ def _label(masked: str, start: int, end: int, before: list[Quantity]) -> str | N
     return None if chosen is None else chosen[1]
 
 
+@functools.lru_cache(maxsize=4096)
 def read(text: str) -> Reading:
-    """The quantities and moments of ``text`` (see the module docstring for the order)."""
+    """The quantities and moments of ``text`` (see the module docstring for the order);
+    cached, as every round reads the same items again."""
     words = _numerals(normalise(text))
     moments = _moments(words)
     masked = _blank(words, [(m.start, m.end) for m in moments])

@@ -121,15 +121,14 @@ def _action(text: str) -> StatementEdit:
     return _sentence(text) + "，请立即重启并调高连接池上限。", "an action joined (重启, 调高上限)"
 
 
-_CURRENT_RE = re.compile(
-    r"(?:当前|达到|使用率|延迟|current(?:ly)?(?: at)?)\D{0,6}?(\d+(?:\.\d+)?)"
-)
+_CURRENT_RE = re.compile(r"(?:当前|达到|使用率|延迟|current(?:ly)?(?: at)?)\D{0,6}?(\d+(?:\.\d+)?)")
 _THRESHOLD_RE = re.compile(r"(?:阈值|threshold(?: of)?)\D{0,6}?(\d+(?:\.\d+)?)")
 _ZONED_RE = re.compile(r"(?:UTC|GMT|北京时间|Z\b|[+-]\d{2}:\d{2})")
 
 
 def _label(text: str) -> StatementEdit:
-    """The current value and the threshold trade places (当前 91%，阈值 85% → 当前 85%，阈值 91%)."""
+    """The current value and the threshold trade places (当前 91%，阈值 85% → 当前 85%，
+    阈值 91%)."""
     current, threshold = _CURRENT_RE.search(text), _THRESHOLD_RE.search(text)
     if current is None or threshold is None or current.group(1) == threshold.group(1):
         return "the statement binds no current value and threshold to swap"
