@@ -248,6 +248,30 @@ def _counted(claim: Quantity, items: Sequence[_ItemReading]) -> bool:
     return int(claim.raw) in sizes
 
 
+_MORE = re.compile(r"(?:more than|over|above|at least|超过|高于|多于|不止)\s*$")
+_LESS = re.compile(r"(?:less than|under|below|within|at most|不到|低于|少于)\s*$")
+
+
+def _bound_holds(claim: Reading, quantity: Quantity, items: Sequence[_ItemReading]) -> bool:
+    """ "320 seconds — more than five minutes": a bound the claim puts on an item's number,
+    which that number meets."""
+    before = claim.text[max(0, quantity.start - 12) : quantity.start]
+    same = [q for r in items for q in r.quantities if q.dim == quantity.dim]
+    if _MORE.search(before):
+        return any(q.value > quantity.value for q in same)
+    if _LESS.search(before):
+        return any(q.value < quantity.value for q in same)
+    return False
+
+
+def _written_in(quantity: Quantity, items: Sequence[_ItemReading]) -> bool:
+    """A plain number the items write inside an id or a path (sku/10086, HTTP 429)."""
+    if quantity.dim != "plain" or quantity.raw != int(quantity.raw):
+        return False
+    digits = re.compile(rf"(?<![\d.]){int(quantity.raw)}(?![\d.])")
+    return any(digits.search(r.reading.text) for r in items)
+
+
 def _claim_services(text: str, items: Sequence[_ItemReading]) -> list[tuple[int, str]]:
     """Where the claim names a service: a ``*-service`` name or a cited item's service."""
     named = [(found.start(), found.group()) for found in _SERVICE_RE.finditer(text)]
@@ -264,7 +288,9 @@ def _number_problem(claim: Reading, items: Sequence[_ItemReading]) -> StructureP
         shown = _written(claim, quantity)
         matches = [(r, q) for r in items for q in r.quantities if _same(quantity, q)]
         if not matches:
-            if _derived(quantity, items):
+            if _derived(quantity, items) or _written_in(quantity, items):
+                continue
+            if _bound_holds(claim, quantity, items):
                 continue
             other = [q for r in items for q in r.quantities if q.raw == quantity.raw]
             if other and quantity.dim != "plain":
@@ -502,6 +528,7 @@ def _polarity_problem(claim: Reading, items: Sequence[_ItemReading]) -> Structur
         _state_problem(claim.text, items)
         or _denied_value(claim, items)
         or _denied_event(claim.text, items)
+        or _asserted_denial(claim.text, items)
         or _comparison_problem(claim.text, items)
         or _zero_problem(claim.text, items)
         or _outcome_problem(claim.text, items)
@@ -509,13 +536,53 @@ def _polarity_problem(claim: Reading, items: Sequence[_ItemReading]) -> Structur
 
 
 _NEGATED_VERB = re.compile(
-    r"(?:没有|没|未曾|未|并未|从未|不再)(?P<zh>[\u4e00-\u9fff]{2})"
+    r"(?:没有|没|未曾|未|并未|从未|不再|不能|无法|不会|不)(?P<zh>[\u4e00-\u9fff]{2})"
     r"|(?:not|never|n't|no longer)\s+(?:(?:be|being|been|is|are|was|were|yet|ever|get|got)\s+)*"
     r"(?P<en>[a-z]{4,})"
 )
 _NOT_EVENTS = frozenset(
-    {"能在", "发现", "检索", "找到", "查到", "超过", "出现", "恢复", "返回", "确认", "证实", "确定"}
+    {
+        "能在",
+        "发现",
+        "检索",
+        "找到",
+        "查到",
+        "超过",
+        "出现",
+        "恢复",
+        "返回",
+        "确认",
+        "证实",
+        "确定",
+        "confirmed",
+        "proven",
+        "verified",
+        "known",
+        "clear",
+        "certain",
+    }
 )
+
+
+def _asserted_denial(text: str, items: Sequence[_ItemReading]) -> StructureProblem | None:
+    """ "也能确认内存泄漏" where the item says "不能确认": the claim states, without a
+    negation, a word its item only ever denies."""
+    for reading in items:
+        for found in _NEGATED_VERB.finditer(reading.reading.text):
+            word = found["zh"] or found["en"]
+            if word in _SEARCH_WORDS or word in structure_vocabulary().common:
+                continue
+            edge = r"(?<![a-z])" if word.isascii() else ""
+            said = [m.start() for m in re.finditer(edge + re.escape(word), text)]
+            if said and not any(_negated(text, at) for at in said):
+                return StructureProblem(
+                    "claim.polarity_contradicts_item",
+                    f"the claim states {word!r}; its item denies it",
+                )
+    return None
+
+
+_SEARCH_WORDS = frozenset({"发现", "检索", "找到", "查到", "出现", "found", "seen"})
 
 
 def _denied_event(text: str, items: Sequence[_ItemReading]) -> StructureProblem | None:
@@ -527,7 +594,8 @@ def _denied_event(text: str, items: Sequence[_ItemReading]) -> StructureProblem 
             continue
         for reading in items:
             said = reading.reading.text
-            stated = [m.start() for m in re.finditer(re.escape(word), said)]
+            edge = r"(?<![a-z])" if word.isascii() else ""
+            stated = [m.start() for m in re.finditer(edge + re.escape(word), said)]
             if stated and not any(_negated(said, at) or _failed(said, at) for at in stated):
                 return StructureProblem(
                     "claim.polarity_contradicts_item",
@@ -562,8 +630,10 @@ def _denied_value(claim: Reading, items: Sequence[_ItemReading]) -> StructurePro
 
 
 def _failed(text: str, at: int) -> bool:
-    """The item reports the word's action as failed ("renewal failed", "续期失败")."""
-    return structure_vocabulary().outcomes["failure"].search(text[at : at + 48]) is not None
+    """The item reports the word's action as failed ("renewal failed", "续期失败", "failed to
+    write")."""
+    near = text[max(0, at - 12) : at + 48]
+    return structure_vocabulary().outcomes["failure"].search(near) is not None
 
 
 def _comparison_problem(text: str, items: Sequence[_ItemReading]) -> StructureProblem | None:
@@ -704,7 +774,9 @@ def _modality_problem(
     runbooks = [r for r in items if r.item.tool in GUIDANCE_TOOLS]
     words = structure_vocabulary()
     only_guidance = len(runbooks) == len(items) or claim_type == "root_cause"
-    if runbooks and only_guidance and words.generic.search(claim.text) is None:
+    # A runbook restated without a service or component of this incident is guidance.
+    about_incident = _NAMED_COMPONENT.search(claim.text) is not None
+    if runbooks and only_guidance and about_incident and words.generic.search(claim.text) is None:
         return StructureProblem(
             "claim.runbook_as_fact",
             "the claim states a runbook's general guidance as a fact of this incident",
@@ -717,6 +789,9 @@ def _modality_problem(
                 f"its item only suspects it ({hedge.group()!r}); the claim states it as settled",
             )
     return None
+
+
+_NAMED_COMPONENT = re.compile(r"(?<![\w/.-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/-])")
 
 
 def _shares(claim: str, hedged: str) -> bool:
@@ -739,6 +814,26 @@ _FUNCTION_PAIRS = frozenset(
 )
 
 
+# "创建失败: 获取数据库连接超时", "job failed: out of memory": a failure and, after the colon,
+# its reason: the item states the link.
+_FAILED_FOR = re.compile(
+    r"(?:失败|回滚|中止|failed|failure|aborted|rolled back|error)\s*[:：]\s*\S"
+)
+
+
+def _states_link(claim: str, item: str) -> bool:
+    """The item states a cause ("由于", "because", "创建失败: 获取连接超时") and names something
+    of both sides of the claim's link (what comes before its connective and what after)."""
+    words = structure_vocabulary()
+    if words.causal.search(item) is None and _FAILED_FOR.search(item) is None:
+        return False
+    marker = words.causal.search(claim)
+    if marker is None:  # a root_cause stated without a connective: the item's words decide
+        return bool(_keys(claim) & _keys(item))
+    said = _keys(item)
+    return bool(_keys(claim[: marker.start()]) & said) and bool(_keys(claim[marker.end() :]) & said)
+
+
 def _causal_problem(
     claim: Reading, claim_type: str, items: Sequence[_ItemReading]
 ) -> StructureProblem | None:
@@ -747,7 +842,7 @@ def _causal_problem(
     causal = words.causal.search(claim.text) is not None or claim_type == "root_cause"
     if not causal or len(incident) < 2:
         return None
-    if any(words.causal.search(r.reading.text) for r in incident):
+    if any(_states_link(claim.text, r.reading.text) for r in incident):
         return None
     return StructureProblem(
         "claim.causal_across_items",

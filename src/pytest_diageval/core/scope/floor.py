@@ -200,7 +200,7 @@ def _excluded_phrases(text: str, words: _Vocabulary) -> list[str]:
         trailing = words.exclusion_after.search(rest)
         phrases.append((rest[: trailing.start()] if trailing else rest).strip(" ,，:："))
     for match in words.exclusion_after.finditer(text):
-        head = re.split(r"[，,:：]|" + _CLAUSE_END, text[: match.start()])[-1]
+        head = re.split(r"[，,:：—–]|\s-\s|" + _CLAUSE_END, text[: match.start()])[-1]
         leading = list(words.exclusion.finditer(head))
         head = head[leading[-1].end() :] if leading else head
         phrases.append(head.strip(" ,，:："))

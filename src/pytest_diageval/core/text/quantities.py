@@ -238,6 +238,7 @@ def _zh_value(run: str, digits: Mapping[str, int], units: Mapping[str, int]) -> 
     return float(total + section + number)
 
 
+_ZH_TIME_UNITS = frozenset({"毫秒", "秒钟", "秒", "分钟", "小时", "个小时", "天"})
 _ZH_COUNTERS = (
     "毫秒|秒钟|秒|分钟|小时|个小时|天|次|个|条|项|台|例|笔|倍|万|亿|线程|连接|实例|请求|周|月|年|%"
 )
@@ -263,9 +264,11 @@ def _numerals(text: str) -> str:
     def chinese(found: re.Match[str]) -> str:
         run = found["run"]
         counted = found["after"] is not None
-        if (not counted and not any(unit in run for unit in "十百千")) or len(run) > 8:
+        zero = set(run) <= {"零", "〇"}  # 空闲为零
+        if (not counted and not zero and not any(u in run for u in "十百千")) or len(run) > 8:
             return found.group()
-        if run == "一" or not any(char in words.zh_digits or char == "十" for char in run):
+        timed = found["after"] in _ZH_TIME_UNITS
+        if (run == "一" and not timed) or not any(c in words.zh_digits or c == "十" for c in run):
             return found.group()  # 一条 / 这一个 / 万 alone: not a count anyone checks
         value = _zh_value(run, words.zh_digits, words.zh_units)
         if value is None:
@@ -353,8 +356,9 @@ _MOMENT_RES = (
         r"(?:,?\s(?P<y>\d{4})(?!\d))?"
     ),
     re.compile(
-        r"(?<![\d:.+])(?P<h>\d{1,2}):(?P<mi>\d{2})"
-        r"(?::(?P<s>\d{2})(?:\.\d+)?(?P<off>z|[+-]\d{2}:\d{2})?)?(?![\d:])(?:\s?(?P<ampm>am|pm))?"
+        r"(?<![\d.+])(?<!\d:)(?P<h>\d{1,2}):(?P<mi>\d{2})"
+        r"(?::(?P<s>\d{2})(?:\.\d+)?(?P<off>z|[+-]\d{2}:\d{2})?)?(?!\d)(?!:\d)"
+        r"(?:\s?(?P<ampm>am|pm))?"
     ),
     re.compile(
         r"(?<!\d)(?P<h>\d{1,2})\s?[点時时](?:(?P<mi>\d{1,2})\s?分)?(?:(?P<s>\d{1,2})\s?秒)?"
@@ -438,16 +442,15 @@ def _named_zone(text: str, start: int, end: int) -> str | None:
     """The zone a word next to the time names: up to 12 characters before it, or right after."""
     zones = structure_vocabulary().zones
     before, after = text[max(0, start - 12) : start], text[end : end + 14]
-    best: tuple[int, str] | None = None
+    best: tuple[int, int, str] | None = None  # (distance, -length, zone): nearest, longest
     for zone, pattern in zones.items():
         for found in pattern.finditer(before):
-            distance = len(before) - found.end()
-            if best is None or distance < best[0]:
-                best = (distance, zone)
+            key = (len(before) - found.end(), -len(found.group()), zone)
+            best = key if best is None or key < best else best
         for found in pattern.finditer(after):
-            if best is None or found.start() < best[0]:
-                best = (found.start(), zone)
-    return None if best is None else best[1]
+            key = (found.start(), -len(found.group()), zone)
+            best = key if best is None or key < best else best
+    return None if best is None else best[2]
 
 
 def _tz(zone: str) -> timezone:
