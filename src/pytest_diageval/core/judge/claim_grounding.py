@@ -52,6 +52,7 @@ _DENIAL_RE = re.compile(
     r"|\bnot found\b|\bno (?:\w+ ){0,3}(?:found|hits?|matches)\b|\bdid not (?:occur|appear|fire)\b"
     r"|\b(?:there (?:is|are|were|was) )?no (?:active |firing )?(?:alerts?|errors?|logs?)\b"
 )
+_CLAUSE_RE = re.compile(r"[，,。；;：:！!？?]")
 _LOG_WORDS = ("日志", "log")
 _ALERT_WORDS = ("告警", "alert")
 _LEVEL_WORDS = {
@@ -68,12 +69,16 @@ def ungrounded(claim_text: str, cited_texts: Sequence[str]) -> tuple[str, str] |
     something exists where no item states a negation (only a negative_observation citing a
     no-hit may deny: "未发现可用连接" restates "Connection is not available"); else None.
     What the claim asserts is compared with its items by :mod:`.claim_structure`."""
-    claim = _without_services(extract(claim_text))
     cited = [extract(text) for text in cited_texts]
     reported = frozenset().union(*(item.actions for item in cited))
-    if claim.modality == "recommended" and claim.actions - reported:
-        action = sorted(claim.actions - reported)[0]
-        return "claim.action_in_claim", f"it recommends an action ({action}), which no item shows"
+    for clause in _CLAUSE_RE.split(claim_text):  # the advice and the action in one clause
+        facts = _without_services(extract(clause))
+        if facts.modality == "recommended" and facts.actions - reported:
+            action = sorted(facts.actions - reported)[0]
+            return (
+                "claim.action_in_claim",
+                f"it recommends an action ({action}), which no item shows",
+            )
     if denies(claim_text) and all(item.polarity == "positive" for item in cited):
         return (
             "claim.denial_without_no_hit",

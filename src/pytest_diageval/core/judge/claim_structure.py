@@ -68,6 +68,8 @@ _ENTITY_RES = (
     re.compile(r"(?<![A-Za-z0-9_])[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*(?![A-Za-z0-9_])"),
     re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Za-z]{2,}(?![A-Za-z0-9_])"),
     re.compile(r"(?<![\w.])v?\d+(?:\.\d+){2,}(?::\d+)?(?![\w.])"),
+    re.compile(r"(?<![\w/.])/[\w.-]+(?:/[\w.{}:-]+)+"),  # a path: /api/v1/users/address
+    re.compile(r"(?<![\w.])[a-z]+_[a-z0-9_]+(?![\w])"),  # a snake_case name: idx_user_id
 )
 
 
@@ -774,8 +776,13 @@ def _modality_problem(
     runbooks = [r for r in items if r.item.tool in GUIDANCE_TOOLS]
     words = structure_vocabulary()
     only_guidance = len(runbooks) == len(items) or claim_type == "root_cause"
-    # A runbook restated without a service or component of this incident is guidance.
-    about_incident = _NAMED_COMPONENT.search(claim.text) is not None
+    # A runbook restated without a service or component of this incident, and without
+    # naming this incident's cause, is guidance.
+    about_incident = (
+        _NAMED_COMPONENT.search(claim.text) is not None
+        or claim_type == "root_cause"
+        or _ROOT_CAUSE.search(claim.text) is not None
+    )
     if runbooks and only_guidance and about_incident and words.generic.search(claim.text) is None:
         return StructureProblem(
             "claim.runbook_as_fact",
@@ -791,6 +798,7 @@ def _modality_problem(
     return None
 
 
+_ROOT_CAUSE = re.compile(r"根因|根本原因|root cause|is behind|是因为|造成了|caused")
 _NAMED_COMPONENT = re.compile(r"(?<![\w/.-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w/-])")
 
 

@@ -383,7 +383,20 @@ def _moments(text: str) -> list[Moment]:
             if moment is not None:
                 taken.append(span)
                 found.append(moment)
-    return _ranges(text, sorted(found, key=lambda m: m.start))
+    return _ranges(text, _zoned(text, sorted(found, key=lambda m: m.start)))
+
+
+def _zoned(text: str, found: list[Moment]) -> list[Moment]:
+    """Each time without an offset of its own takes the zone a word beside it names, read
+    no further than the times before and after it."""
+    for index, moment in enumerate(found):
+        if moment.zone is not None:
+            continue
+        low = found[index - 1].end if index else 0
+        high = found[index + 1].start if index + 1 < len(found) else len(text)
+        zone = _named_zone(text, moment.start, moment.end, low, high)
+        found[index] = replace(moment, zone=zone)
+    return found
 
 
 _RANGE_GAP = re.compile(r"\s*(?:-|–|—|~|至|到|and|to|until|till)?\s*")
@@ -402,6 +415,8 @@ def _ranges(text: str, found: list[Moment]) -> list[Moment]:
         ) or second.day is None:  # a date, then its time
             second = replace(second, year=first.year, month=first.month, day=first.day)
         found[index] = replace(second, zone=zone)
+        if first.zone is None and first.hour is not None:  # "10:00 to 11:30 (UTC+8)"
+            found[index - 1] = replace(first, zone=zone)
     return found
 
 
@@ -426,7 +441,7 @@ def _moment(match: re.Match[str], text: str) -> Moment | None:
     )):  # fmt: skip
         hour += 12
     offset = parts.get("off")
-    zone = _offset_zone(offset) if offset else _named_zone(text, match.start(), match.end())
+    zone = _offset_zone(offset) if offset else None
     return Moment(number("y"), month, number("d"), hour, minute, second, zone, *match.span())
 
 
@@ -438,10 +453,11 @@ def _offset_zone(offset: str) -> str:
     return "utc" if zone in ("+00:00", "-00:00") else zone
 
 
-def _named_zone(text: str, start: int, end: int) -> str | None:
-    """The zone a word next to the time names: up to 12 characters before it, or right after."""
+def _named_zone(text: str, start: int, end: int, low: int, high: int) -> str | None:
+    """The zone a word next to the time names: up to 12 characters before it, or 20 after,
+    within [low, high) (not past the times beside it)."""
     zones = structure_vocabulary().zones
-    before, after = text[max(0, start - 12) : start], text[end : end + 14]
+    before, after = text[max(0, low, start - 12) : start], text[end : min(high, end + 20)]
     best: tuple[int, int, str] | None = None  # (distance, -length, zone): nearest, longest
     for zone, pattern in zones.items():
         for found in pattern.finditer(before):
@@ -482,9 +498,15 @@ def _id_spans(text: str) -> Iterator[tuple[int, int]]:
                 yield found.span()
 
 
-def _label_before(text: str, start: int) -> tuple[int, str] | None:
-    window = text[max(0, start - 20) : start]
-    cut = max((m.end() for m in _CLAUSE_STOP.finditer(window)), default=0)
+_LIST_STOP = re.compile(r"\band\b|和|以及|、|里有")
+
+
+def _label_before(text: str, start: int, floor: int = 0) -> tuple[int, str] | None:
+    """The label nearest before a number: within 20 characters, its clause and its list item,
+    never past the number before it."""
+    window = text[max(0, floor, start - 20) : start]
+    stops = [*_CLAUSE_STOP.finditer(window), *_LIST_STOP.finditer(window)]
+    cut = max((m.end() for m in stops), default=0)
     window = window[cut:]
     best: tuple[int, str] | None = None
     for name, pattern in structure_vocabulary().labels.items():
@@ -566,7 +588,8 @@ def _changes(masked: str, found: list[Quantity]) -> list[Quantity]:
 def _label(masked: str, start: int, end: int, before: list[Quantity]) -> str | None:
     if before and masked[before[-1].end : start].strip() in ("/", "of", "out of", "out of a"):
         return "total"
-    ahead, behind = _label_before(masked, start), _label_after(masked, end)
+    floor = before[-1].end if before else 0
+    ahead, behind = _label_before(masked, start, floor), _label_after(masked, end)
     if ahead is not None and behind is not None:
         return ahead[1] if ahead[0] <= behind[0] else behind[1]
     chosen = ahead or behind
