@@ -47,6 +47,7 @@ from pytest_diageval.core.text.quantities import (
     Moment,
     Quantity,
     Reading,
+    StructureVocabulary,
     read,
     structure_vocabulary,
 )
@@ -646,11 +647,11 @@ def _comparison_problem(text: str, items: Sequence[_ItemReading]) -> StructurePr
         for r in items
         if r.item.fields.get("current") is not None and r.item.fields.get("threshold") is not None
     } - {None}
-    if len(actual) != 1:
-        return None
-    side = actual.pop()
     words = structure_vocabulary()
     limit = words.labels_after["threshold"]
+    if len(actual) != 1:
+        return _stated_comparison(text, words, limit)
+    side = actual.pop()
     for clause in _clauses(text):
         if limit.search(clause) is None:
             continue
@@ -665,6 +666,33 @@ def _comparison_problem(text: str, items: Sequence[_ItemReading]) -> StructurePr
                 f"the claim puts the value {said.pop()} its threshold; the item's current value"
                 f" is {side} it",
             )
+    return None
+
+
+def _stated_comparison(
+    text: str, words: StructureVocabulary, limit: re.Pattern[str]
+) -> StructureProblem | None:
+    """ "3600ms，没超阈值 3000ms": the claim's own value and threshold say the opposite of
+    the comparison it states (its numbers are the items', checked apart)."""
+    quantities = read(text).quantities
+    limits = [q for q in quantities if q.label == "threshold"]
+    values = [q for q in quantities if q.label != "threshold"]
+    if len(limits) != 1 or not values or limit.search(text) is None:
+        return None
+    value = next((q for q in values if q.dim == limits[0].dim), None)
+    if value is None or value.value == limits[0].value:
+        return None
+    side = "above" if value.value > limits[0].value else "below"
+    said = set()
+    for name, pattern in words.comparisons.items():
+        for found in pattern.finditer(text):
+            flipped = _negated(text, found.start())
+            said.add(name if not flipped else ("below" if name == "above" else "above"))
+    if len(said) == 1 and side not in said:
+        return StructureProblem(
+            "claim.polarity_contradicts_item",
+            f"the claim puts its value {said.pop()} the threshold its own numbers put it {side}",
+        )
     return None
 
 
@@ -868,6 +896,15 @@ def negative_window_problem(
     for (``start_time`` / ``end_time`` arguments, zones converted)."""
     moments = read(claim_text).moments
     dates = [m for m in moments if m.hour is None and m.day is not None]
+    if dates and len(dates) == len(moments):  # "on 2026-09-14": the whole day
+        for arguments in searches:
+            if _window_hours(arguments) is not None and (_window_hours(arguments) or 0) < 23:
+                return StructureProblem(
+                    "claim.negative_window",
+                    "the claim speaks of a whole day; the search looked only from"
+                    f" {_bound(arguments, 'start')} to {_bound(arguments, 'end')}",
+                )
+        return None
     claim = [
         _dated(m, dates[0] if len(dates) == 1 else None) for m in moments if m.hour is not None
     ]
@@ -891,6 +928,22 @@ def negative_window_problem(
                     f" {_clock(start)} to {_clock(end)}",
                 )
     return None
+
+
+def _bound(arguments: Mapping[str, Any], side: str) -> str:
+    names = ("start_time", "start", "since") if side == "start" else ("end_time", "end", "until")
+    return str(next((arguments[n] for n in names if arguments.get(n)), "?"))
+
+
+def _window_hours(arguments: Mapping[str, Any]) -> float | None:
+    """How long the search's window is, in hours (None without one)."""
+    start = read(_bound(arguments, "start")).moments
+    end = read(_bound(arguments, "end")).moments
+    if not start or not end or start[0].hour is None or end[0].hour is None:
+        return None
+    first, last = start[0].shifted_to("utc") or start[0], end[0].shifted_to("utc") or end[0]
+    days = ((last.day or 0) - (first.day or 0)) * 24
+    return days + (_minutes(last) - _minutes(first)) / 60
 
 
 def _dated(moment: Moment, date: Moment | None) -> Moment:

@@ -227,8 +227,23 @@ def _excluded(
                 if alert.casefold() in words.alert_topics:
                     topics.append(words.alert_topics[alert.casefold()][0])
             named_service = any(service in item for service in services)
-            items += topics or ["" if named_service else item.strip()]
+            items += topics or ["" if named_service else _bare(item)]
     return [item for item in dict.fromkeys(items) if item]
+
+
+_FILLER = re.compile(
+    r"^(?:关于|有关|the|any|anything about)\s*"
+    r"|\s*(?:的事情?|相关的?|这块|那块|那边|这边|方面|的?问题|部分|stuff|side|things?)$"
+)
+
+
+def _bare(item: str) -> str:
+    """An excluded phrase without its filler ("日志轮转的事" is 日志轮转, "the cache side" is
+    cache), as written otherwise."""
+    bare = item.strip()
+    for _ in range(3):
+        bare = _FILLER.sub("", bare).strip()
+    return bare or item.strip()
 
 
 def _without(text: str, phrases: Iterable[str]) -> str:
