@@ -67,6 +67,8 @@ FAITHFUL: list[tuple[str, str, list[CitedItem]]] = [
     ("疑似连接泄漏，借出超过 60 秒未归还", "hypothesis", [SUSPECT]),
     ("手册列出的常见原因包括慢 SQL 和连接泄漏", "hypothesis", [RUNBOOK]),
     ("payment-service CPU 当前 92%，阈值 80%", "observation", [CPU]),
+    ("内存 91%，比阈值高出不止 5 个百分点", "observation", [ALERT]),  # a bound that holds
+    ("HikariCP pool: 50 of 50 active, none idle, 32 waiting", "observation", [STATS]),
 ]
 
 UNFAITHFUL: list[tuple[str, str, list[CitedItem], str]] = [
@@ -83,6 +85,7 @@ UNFAITHFUL: list[tuple[str, str, list[CitedItem], str]] = [
      "claim.polarity_contradicts_item"),
     ("根因是连接泄漏", "root_cause", [SUSPECT], "claim.modality_hardened"),
     ("order-service 内存 91%，已确认内存泄漏", "observation", [ALERT], "claim.topic_not_cited"),
+    ("慢查询 4820ms，没超阈值 1000ms", "observation", [SLOW], "claim.polarity_contradicts_item"),
     ("order-service 连接池耗尽的根因是慢 SQL", "root_cause", [RUNBOOK], "claim.runbook_as_fact"),
     ("慢查询 4820ms 导致 HikariPool-1 连接超时", "root_cause", [SLOW, TIMEOUT],
      "claim.causal_across_items"),
@@ -138,6 +141,11 @@ def test_one_item_stating_the_link_makes_a_causal_claim_direct() -> None:
         ("UTC 10:50 至 11:17 无 ERROR 日志", {"start": "2026-07-08T10:50:00+08:00",
                                             "end": "2026-07-08T11:17:00+08:00"},
          "claim.negative_window"),
+        ("2026-07-08 全天无 ERROR 日志", {"start": "2026-07-08T10:50:00+08:00",
+                                        "end": "2026-07-08T11:17:00+08:00"},
+         "claim.negative_window"),
+        ("10:50 to 11:17 (UTC+8) no ERROR logs", {"start": "2026-07-08T10:50:00+08:00",
+                                                  "end": "2026-07-08T11:17:00+08:00"}, None),
     ],
 )  # fmt: skip
 def test_a_negative_claim_stays_inside_its_searched_window(

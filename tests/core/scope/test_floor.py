@@ -60,6 +60,18 @@ def floor(query: str) -> ScopeContract:
             "user-service 响应变慢了吗？排除 inventory-service 和 Redis",
             ["user-service"], [], ["响应变慢"], ["inventory-service", "Redis"], False,
         ),
+        # Issue 37: exclusions written after what they exclude, in other words, and ending at
+        # the next clause; filler dropped from a phrase the vocabulary does not know.
+        ("只看 CPU，内存相关的先不看", [], [], ["CPU"], ["内存"], True),
+        ("先别管连接池，看看订单服务的慢 SQL", ["order-service"], [], ["数据库慢查询"], ["HikariCP"],
+         False),
+        ("只确认 HighMemoryUsage，别扯 CPU", [], ["HighMemoryUsage"], [], ["CPU"], True),
+        ("Check order-service latency only — the cache layer is out of scope.",
+         ["order-service"], [], ["响应变慢"], ["Redis"], False),
+        ("Just confirm the heap alert — don't go into circuit breakers.", [], [], ["内存"],
+         ["熔断"], False),
+        ("只确认 order-service 的磁盘告警，日志轮转的事不用看", ["order-service"], [], ["磁盘"],
+         ["日志轮转"], True),
     ],
 )  # fmt: skip
 def test_the_floor_of_a_question(
