@@ -55,7 +55,12 @@ __all__ = ["SETS", "flagged", "main"]
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "claim_corpus"
 TRAINING = ROOT / "benchmarks" / "claim_corpus"
-SETS = (("held-out A", "heldout_claims_a.jsonl"), ("held-out B", "heldout_claims_b.jsonl"))
+SETS = (
+    ("held-out A", "heldout_claims_a.jsonl"),
+    ("held-out B", "heldout_claims_b.jsonl"),
+    ("held-out C", "heldout_claims_c.jsonl"),
+    ("held-out D", "heldout_claims_d.jsonl"),
+)
 TRAINING_SETS = (
     ("training A", "labelled_claims_a.jsonl"),
     ("training B", "labelled_claims_b.jsonl"),
