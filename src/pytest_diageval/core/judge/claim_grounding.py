@@ -52,6 +52,11 @@ _DENIAL_RE = re.compile(
     r"|\bnot found\b|\bno (?:\w+ ){0,3}(?:found|hits?|matches)\b|\bdid not (?:occur|appear|fire)\b"
     r"|\b(?:there (?:is|are|were|was) )?no (?:active |firing )?(?:alerts?|errors?|logs?)\b"
 )
+# "结果为 0 条", "returned zero results": a search reported empty, said without a negation word.
+_EMPTY_RESULT = re.compile(
+    r"(?:结果|返回|命中|找到)(?:为|了)?\s*0\s*条|(?:0|zero)\s+(?:results|hits|matches|entries|rows)"
+    r"|returned (?:nothing|no results|0)|came back empty|empty result"
+)
 _CLAUSE_RE = re.compile(r"[，,。；;：:！!？?]")
 _LOG_WORDS = ("日志", "log")
 _ALERT_WORDS = ("告警", "alert")
@@ -103,7 +108,7 @@ def negative_statement_problem(
     if facts.actions and facts.modality == "recommended":
         action = sorted(facts.actions)[0]
         return "claim.action_in_claim", f"it recommends an action ({action}), which no search shows"
-    if facts.polarity != "negative":
+    if facts.polarity != "negative" and not _EMPTY_RESULT.search(normalise(claim_text)):
         return (
             "claim.polarity_contradicts_item",
             "a negative_observation that denies nothing;"

@@ -191,6 +191,8 @@ def _same(claim: Quantity, item: Quantity) -> bool:
     if claim.dim == item.dim:
         return abs(claim.value - item.value) <= tolerance * max(abs(item.value), 1e-9)
     field_value = item.dim == "plain" and item.start < 0  # an alert field: "current": "91"
+    if claim.dim == "percent" and item.dim == "plain" and 0 < item.raw < 1:  # 82% = 0.82
+        return abs(claim.raw - item.raw * 100) <= 0.01
     if claim.dim == "plain" or (claim.dim == "percent" and field_value):
         # a number written without its unit is the item's number as written
         return claim.raw == item.raw or (
@@ -804,10 +806,11 @@ def _modality_problem(
     runbooks = [r for r in items if r.item.tool in GUIDANCE_TOOLS]
     words = structure_vocabulary()
     only_guidance = len(runbooks) == len(items) or claim_type == "root_cause"
-    # A runbook restated without a service or component of this incident, and without
-    # naming this incident's cause, is guidance.
+    # A runbook restated without a component of this incident (one the runbook itself does
+    # not name), and without naming this incident's cause, is guidance.
+    guidance = " ".join(r.reading.text for r in runbooks)
     about_incident = (
-        _NAMED_COMPONENT.search(claim.text) is not None
+        any(c.group() not in guidance for c in _NAMED_COMPONENT.finditer(claim.text))
         or claim_type == "root_cause"
         or _ROOT_CAUSE.search(claim.text) is not None
     )

@@ -281,12 +281,34 @@ def _numerals(text: str) -> str:
         text,
     )
     text = _GO_DURATION_RE.sub(_go_duration, text)
+    text = _COMPOUND_DURATION_RE.sub(_compound_duration, text)
+    text = _COUNTED_SUFFIX_RE.sub(_counted_suffix, text)
     return _english_numerals(text, words.en_numbers)
 
 
 _GO_DURATION_RE = re.compile(
     r"(?<![\w.])(?=\d+[hm]\d)(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m(?!s))?(?:(?P<s>\d+(?:\.\d+)?)s)?(?![\w])"
 )
+
+
+_COMPOUND_DURATION_RE = re.compile(
+    r"(?<![\d.点时:])(?P<m>\d+)\s?(?:minutes?|mins?|分钟)\s?(?:and\s)?(?P<s>\d+)\s?(?:seconds?|secs?|秒)"
+)
+# "18.4m rows", "3.1k events": a count with a metric suffix (not minutes).
+_COUNTED_SUFFIX_RE = re.compile(
+    r"(?<![\w.])(?P<n>\d+(?:\.\d+)?)(?P<x>[km])\s(?P<noun>rows|records|items|messages|events|"
+    r"requests|entries|users|keys|documents|lines)"
+)
+
+
+def _compound_duration(found: re.Match[str]) -> str:
+    """ "5 minutes 40 seconds" as seconds."""
+    return f"{int(found['m']) * 60 + int(found['s'])} seconds"
+
+
+def _counted_suffix(found: re.Match[str]) -> str:
+    factor = 1000 if found["x"] == "k" else 1000000
+    return f"{_digits(float(found['n']) * factor)} {found['noun']}"
 
 
 def _go_duration(found: re.Match[str]) -> str:
@@ -365,7 +387,7 @@ _MOMENT_RES = (
     ),
     re.compile(
         r"(?<![\d.])(?:the\s)?(?P<d>\d{1,2})(?:st|nd|rd|th)(?![a-z])"
-        r"|(?<![\d.])(?P<d2>\d{1,2})\s?[日号](?!志)"
+        r"|(?<![\d.])(?P<d2>\d{1,2})\s?[日号](?![志卡机位楼线房床桌门])"
     ),
 )
 _EVENING = ("下午", "晚上", "傍晚", "夜里")
@@ -383,7 +405,21 @@ def _moments(text: str) -> list[Moment]:
             if moment is not None:
                 taken.append(span)
                 found.append(moment)
-    return _ranges(text, _zoned(text, sorted(found, key=lambda m: m.start)))
+    return _ranges(text, _on_dates(text, _zoned(text, sorted(found, key=lambda m: m.start))))
+
+
+_ON_DATE_GAP = re.compile(r"\s*(?:utc|z)?\s*(?:on|,)?\s*(?:the\s)?")
+
+
+def _on_dates(text: str, found: list[Moment]) -> list[Moment]:
+    """A time followed by its date ("00:30 UTC on 1 December") is on that date."""
+    for index in range(1, len(found)):
+        first, second = found[index - 1], found[index]
+        if first.hour is None or first.day is not None or second.hour is not None:
+            continue
+        if second.day is not None and _ON_DATE_GAP.fullmatch(text[first.end : second.start]):
+            found[index - 1] = replace(first, year=second.year, month=second.month, day=second.day)
+    return found
 
 
 def _zoned(text: str, found: list[Moment]) -> list[Moment]:
@@ -410,9 +446,9 @@ def _ranges(text: str, found: list[Moment]) -> list[Moment]:
         if not _RANGE_GAP.fullmatch(text[first.end : second.start]):
             continue
         zone = second.zone or first.zone
-        if (
-            second.hour is not None and first.hour is None
-        ) or second.day is None:  # a date, then its time
+        connected = bool(text[first.end : second.start].strip())
+        date_then_time = second.hour is not None and first.hour is None and not connected
+        if second.day is None and (date_then_time or first.hour is not None):
             second = replace(second, year=first.year, month=first.month, day=first.day)
         found[index] = replace(second, zone=zone)
         if first.zone is None and first.hour is not None:  # "10:00 to 11:30 (UTC+8)"
@@ -453,20 +489,26 @@ def _offset_zone(offset: str) -> str:
     return "utc" if zone in ("+00:00", "-00:00") else zone
 
 
+_RESTATED = re.compile(r"即|也就是|i\.e\.|which is|=")
+
+
 def _named_zone(text: str, start: int, end: int, low: int, high: int) -> str | None:
     """The zone a word next to the time names: up to 12 characters before it, or 20 after,
     within [low, high) (not past the times beside it)."""
     zones = structure_vocabulary().zones
     before, after = text[max(0, low, start - 12) : start], text[end : min(high, end + 20)]
-    best: tuple[int, int, str] | None = None  # (distance, -length, zone): nearest, longest
+    restated = _RESTATED.search(after)  # "01:00（即北京时间 09:00）": the zone of what follows
+    after = after[: restated.start()] if restated else after
+    # (distance, side, -length, zone): nearest, then the word before, then the longest form
+    best: tuple[int, int, int, str] | None = None
     for zone, pattern in zones.items():
         for found in pattern.finditer(before):
-            key = (len(before) - found.end(), -len(found.group()), zone)
+            key = (len(before) - found.end(), 0, -len(found.group()), zone)
             best = key if best is None or key < best else best
         for found in pattern.finditer(after):
-            key = (found.start(), -len(found.group()), zone)
+            key = (found.start(), 1, -len(found.group()), zone)
             best = key if best is None or key < best else best
-    return None if best is None else best[2]
+    return None if best is None else best[3]
 
 
 def _tz(zone: str) -> timezone:
