@@ -71,6 +71,7 @@ _ENTITY_RES = (
     re.compile(r"(?<![\w.])v?\d+(?:\.\d+){2,}(?::\d+)?(?![\w.])"),
     re.compile(r"(?<![\w/.])/[\w.-]+(?:/[\w.{}:-]+)+"),  # a path: /api/v1/users/address
     re.compile(r"(?<![\w.])[a-z]+_[a-z0-9_]+(?![\w])"),  # a snake_case name: idx_user_id
+    re.compile(r"(?<![\w.])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w])"),  # WH_ETL_L
 )
 
 
