@@ -63,8 +63,8 @@ def floor(query: str) -> ScopeContract:
         # Issue 37: exclusions written after what they exclude, in other words, and ending at
         # the next clause; filler dropped from a phrase the vocabulary does not know.
         ("只看 CPU，内存相关的先不看", [], [], ["CPU"], ["内存"], True),
-        ("先别管连接池，看看订单服务的慢 SQL", ["order-service"], [], ["数据库慢查询"], ["HikariCP"],
-         False),
+        ("先别管连接池，看看订单服务的慢 SQL", ["order-service"], [], ["数据库慢查询"],
+         ["HikariCP"], False),
         ("只确认 HighMemoryUsage，别扯 CPU", [], ["HighMemoryUsage"], [], ["CPU"], True),
         ("Check order-service latency only — the cache layer is out of scope.",
          ["order-service"], [], ["响应变慢"], ["Redis"], False),
