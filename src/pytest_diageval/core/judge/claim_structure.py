@@ -658,11 +658,7 @@ def _comparison_problem(text: str, items: Sequence[_ItemReading]) -> StructurePr
     for clause in _clauses(text):
         if limit.search(clause) is None:
             continue
-        said = set()
-        for name, pattern in words.comparisons.items():
-            for found in pattern.finditer(clause):
-                flipped = _negated(clause, found.start())
-                said.add(name if not flipped else ("below" if name == "above" else "above"))
+        said = _sides_said(clause, words)
         if len(said) == 1 and side not in said:
             return StructureProblem(
                 "claim.polarity_contradicts_item",
@@ -670,6 +666,16 @@ def _comparison_problem(text: str, items: Sequence[_ItemReading]) -> StructurePr
                 f" is {side} it",
             )
     return None
+
+
+def _sides_said(text: str, words: StructureVocabulary) -> set[str]:
+    """Which side of a threshold ``text`` puts a value on ("超过" above, "尚未超过" below)."""
+    said = set()
+    for name, pattern in words.comparisons.items():
+        for found in pattern.finditer(text):
+            flipped = _negated(text, found.start())
+            said.add(name if not flipped else ("below" if name == "above" else "above"))
+    return said
 
 
 def _stated_comparison(
@@ -686,11 +692,7 @@ def _stated_comparison(
     if value is None or value.value == limits[0].value:
         return None
     side = "above" if value.value > limits[0].value else "below"
-    said = set()
-    for name, pattern in words.comparisons.items():
-        for found in pattern.finditer(text):
-            flipped = _negated(text, found.start())
-            said.add(name if not flipped else ("below" if name == "above" else "above"))
+    said = _sides_said(text, words)
     if len(said) == 1 and side not in said:
         return StructureProblem(
             "claim.polarity_contradicts_item",

@@ -19,10 +19,9 @@ import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib import resources
 from typing import Final
 
-import yaml
+from pytest_diageval.core.text.vocabulary import vocabulary_table
 
 __all__ = [
     "ORDER_VOCABULARY_FILE",
@@ -77,10 +76,7 @@ class ForeignVocabulary:
 @functools.cache
 def foreign_vocabulary() -> ForeignVocabulary:
     """The table, read once; a malformed table raises ``ValueError`` naming the entry."""
-    package = resources.files("pytest_diageval.core.text")
-    data = yaml.safe_load(package.joinpath(ORDER_VOCABULARY_FILE).read_text("utf-8"))
-    if not isinstance(data, dict):
-        raise ValueError(f"{ORDER_VOCABULARY_FILE}: not a mapping")
+    data = vocabulary_table(ORDER_VOCABULARY_FILE)
     forms: dict[str, list[str]] = {section: [] for section in SECTIONS}
     for language, block in data.items():
         if not isinstance(block, dict) or not set(block) <= set(SECTIONS):

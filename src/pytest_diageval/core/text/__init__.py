@@ -9,4 +9,4 @@ Imports nothing else of this package; the judge and the answer read text through
 subpackages import only the modules in ``__all__``.
 """
 
-__all__ = ["excerpt_tokens", "key_facts", "normalised", "quantities", "unmasked"]
+__all__ = ["excerpt_tokens", "key_facts", "normalised", "quantities", "unmasked", "vocabulary"]

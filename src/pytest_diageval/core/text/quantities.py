@@ -19,13 +19,9 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, timezone
-from importlib import resources
-from typing import Any
-
-import yaml
 
 from pytest_diageval.core.text.normalised import normalise
-from pytest_diageval.core.text.vocabulary import bounded
+from pytest_diageval.core.text.vocabulary import bounded, vocabulary_table
 
 __all__ = [
     "UNIT_FORMS",
@@ -186,9 +182,7 @@ def _any_of(forms: list[str]) -> re.Pattern[str]:
 @functools.cache
 def structure_vocabulary() -> StructureVocabulary:
     """The compiled vocabulary (read once per process)."""
-    raw: dict[str, Any] = yaml.safe_load(
-        resources.files("pytest_diageval.core.text").joinpath(VOCABULARY_FILE).read_text("utf-8")
-    )
+    raw = vocabulary_table(VOCABULARY_FILE)
     words = raw["number_words"]
     return StructureVocabulary(
         labels={name: _any_of(forms) for name, forms in raw["labels"].items()},

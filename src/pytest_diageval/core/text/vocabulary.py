@@ -13,14 +13,22 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
-from typing import Final
+from typing import Any, Final
 
 import yaml
 
 from pytest_diageval.core.text.excerpt_tokens import NEGATION_WORDS
 from pytest_diageval.core.text.normalised import normalise
 
-__all__ = ["MARKER_SECTIONS", "NUM", "VOCABULARY_FILE", "Vocabulary", "bounded", "vocabulary"]
+__all__ = [
+    "MARKER_SECTIONS",
+    "NUM",
+    "VOCABULARY_FILE",
+    "Vocabulary",
+    "bounded",
+    "vocabulary",
+    "vocabulary_table",
+]
 
 VOCABULARY_FILE: Final = "fact_vocabulary.yaml"
 """The vocabulary, next to this module (read once)."""
@@ -37,12 +45,19 @@ class Vocabulary:
     quantity: re.Pattern[str]
 
 
+def vocabulary_table(name: str) -> dict[str, Any]:
+    """One of this package's YAML word tables, read; a file that is not a mapping raises
+    ``ValueError`` naming it."""
+    package = resources.files("pytest_diageval.core.text")
+    data = yaml.safe_load(package.joinpath(name).read_text("utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{name}: not a mapping")
+    return data
+
+
 @functools.cache
 def vocabulary() -> Vocabulary:
-    package = resources.files("pytest_diageval.core.text")
-    data = yaml.safe_load(package.joinpath(VOCABULARY_FILE).read_text("utf-8"))
-    if not isinstance(data, dict):
-        raise ValueError(f"{VOCABULARY_FILE}: not a mapping")
+    data = vocabulary_table(VOCABULARY_FILE)
     words = {section: _strings(data.get(section), section) for section in MARKER_SECTIONS}
     words["negation"] += sorted(NEGATION_WORDS)  # excerpt matching's negations count too
     blanks = _table(data.get("not_markers"), "not_markers")
