@@ -60,6 +60,8 @@ SETS = (
     ("held-out B", "heldout_claims_b.jsonl"),
     ("held-out C", "heldout_claims_c.jsonl"),
     ("held-out D", "heldout_claims_d.jsonl"),
+    ("held-out E", "heldout_claims_e.jsonl"),
+    ("held-out F", "heldout_claims_f.jsonl"),
 )
 TRAINING_SETS = (
     ("training A", "labelled_claims_a.jsonl"),
