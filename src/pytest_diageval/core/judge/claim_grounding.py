@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 _DENIAL_RE = re.compile(
-    r"(?:不|未|没有|并未|从未|无)(?:曾)?(?:存在|出现|发生|检索到|发现|触发|命中|查到)"
+    r"(?:不|未|没有|并未|从未|无)(?:曾)?(?:存在|出现|发生|检索到|发现|触发|命中|查到)(?![率数])"
     r"|(?:没有|没|并无|未见)(?:任何)?(?:相关的?)?(?:告警|日志|错误|报错|异常记录)"
     r"|\bnot found\b|\bno (?:\w+ ){0,3}(?:found|hits?|matches)\b|\bdid not (?:occur|appear|fire)\b"
     r"|\b(?:there (?:is|are|were|was) )?no (?:active |firing )?(?:alerts?|errors?|logs?)\b"

@@ -480,8 +480,8 @@ def _after_sentence(text: str, start: int) -> bool:
 
 
 def _entity_shown(entity: str, shown: str) -> bool:
-    if entity in shown:
-        return True
+    if entity in shown or (entity.endswith("s") and len(entity) > 3 and entity[:-1] in shown):
+        return True  # a plural ("PUTs") names what its item names
     for group in structure_vocabulary().synonyms:
         if entity in group:
             return any(form in shown for form in group if len(form) > 1)

@@ -274,6 +274,7 @@ def _numerals(text: str) -> str:
         chinese,
         text,
     )
+    text = _HOUR_AND_MINUTES_RE.sub(_hour_and_minutes, text)
     text = _GO_DURATION_RE.sub(_go_duration, text)
     text = _COMPOUND_DURATION_RE.sub(_compound_duration, text)
     text = _COUNTED_SUFFIX_RE.sub(_counted_suffix, text)
@@ -293,6 +294,17 @@ _COUNTED_SUFFIX_RE = re.compile(
     r"(?<![\w.])(?P<n>\d+(?:\.\d+)?)(?P<x>[km])\s(?P<noun>rows|records|items|messages|events|"
     r"requests|entries|users|keys|documents|lines)"
 )
+
+
+_HOUR_AND_MINUTES_RE = re.compile(
+    r"(?<![\w.])(?P<h>an|one|a|\d+)\s(?:hours?)\s(?:and\s)?(?P<m>\d+)\s(?:minutes?|mins?)"
+)
+
+
+def _hour_and_minutes(found: re.Match[str]) -> str:
+    """ "an hour and ten minutes" (numerals already read) as minutes."""
+    hours = 1 if found["h"] in ("an", "one", "a") else int(found["h"])
+    return f"{hours * 60 + int(found['m'])} minutes"
 
 
 def _compound_duration(found: re.Match[str]) -> str:
@@ -321,6 +333,22 @@ def _english_numerals(text: str, table: Mapping[str, float]) -> str:
         r"(?:ms|millisecond|second|minute|hour|day|time|percent|gc|pod|thread|connection|request"
         r"|error|instance|replica|retr|attempt|message|node|worker|alert|log|entr|line|event"
         r"|timeout|failure|restart|crash|job|consumer|partition|shard|host|server|call))"
+    )
+
+    def hundreds(found: re.Match[str]) -> str:
+        spoken = found["n"].replace("-", " ")
+        value = table.get(spoken)
+        if value is None and " " in spoken:
+            first, _, second = spoken.partition(" ")
+            value = table.get(first, 0) + table.get(second, 0)
+        factor = 100 if found["x"] == "hundred" else 1000
+        return _digits((value or 0) * factor) if value else found.group()
+
+    tens_ones = (
+        rf"(?:(?:{tens})[- ](?:one|two|three|four|five|six|seven|eight|nine)|{'|'.join(forms)})"
+    )
+    text = re.sub(
+        rf"(?<![a-z-])(?P<n>{tens_ones})\s(?P<x>hundred|thousand)(?![a-z])", hundreds, text
     )
 
     def word(found: re.Match[str]) -> str:
@@ -377,7 +405,7 @@ _MOMENT_RES = (
         r"(?:\s?(?P<ampm>am|pm))?"
     ),
     re.compile(
-        r"(?<!\d)(?P<h>\d{1,2})\s?[点時时](?:(?P<mi>\d{1,2})\s?分)?(?:(?P<s>\d{1,2})\s?秒)?"
+        r"(?<!\d)(?P<h>\d{1,2})\s?[点時时]\s?(?:(?P<mi>\d{1,2})\s?分\s?)?(?:(?P<s>\d{1,2})\s?秒)?"
     ),
     re.compile(
         r"(?<![\d.])(?:the\s)?(?P<d>\d{1,2})(?:st|nd|rd|th)(?![a-z])"
@@ -424,12 +452,16 @@ def _zoned(text: str, found: list[Moment]) -> list[Moment]:
             continue
         low = found[index - 1].end if index else 0
         high = found[index + 1].start if index + 1 < len(found) else len(text)
-        zone = _named_zone(text, moment.start, moment.end, low, high)
+        zone = _named_zone(text, moment.start, moment.end, low, high) or _sentence_zone(
+            text, moment.start
+        )
         found[index] = replace(moment, zone=zone)
     return found
 
 
-_RANGE_GAP = re.compile(r"\s*(?:-|–|—|~|至|到|and|to|until|till)?\s*")
+_RANGE_GAP = re.compile(
+    r"\s*(?:-|–|—|~|至|到|and|to|until|till|凌晨|上午|下午|早上|晚上|中午|傍晚|夜里)?\s*"
+)
 
 
 def _ranges(text: str, found: list[Moment]) -> list[Moment]:
@@ -440,7 +472,9 @@ def _ranges(text: str, found: list[Moment]) -> list[Moment]:
         if not _RANGE_GAP.fullmatch(text[first.end : second.start]):
             continue
         zone = second.zone or first.zone
-        connected = bool(text[first.end : second.start].strip())
+        gap = text[first.end : second.start].strip()
+        day_part = gap in ("凌晨", "上午", "下午", "早上", "晚上", "中午", "傍晚", "夜里")
+        connected = bool(gap) and not day_part
         date_then_time = second.hour is not None and first.hour is None and not connected
         if second.day is None and (date_then_time or first.hour is not None):
             second = replace(second, year=first.year, month=first.month, day=first.day)
@@ -481,6 +515,18 @@ def _offset_zone(offset: str) -> str:
     digits = offset.replace(":", "")
     zone = f"{digits[:3]}:{digits[3:5]}"
     return "utc" if zone in ("+00:00", "-00:00") else zone
+
+
+_SENTENCE_ZONE = re.compile(r"(?:in|按|以)\s?(utc|beijing time|北京时间)|(utc|北京时间)\s?时间")
+
+
+def _sentence_zone(text: str, start: int) -> str | None:
+    """ "In UTC, … logged at 23:42:18": a zone said once for the sentence before its times."""
+    sentence = re.split(r"[。.!?！？\n]\s", text[:start])[-1]
+    found = _SENTENCE_ZONE.search(sentence)
+    if found is None:
+        return None
+    return "utc" if "utc" in found.group() else "+08:00"
 
 
 _RESTATED = re.compile(r"即|也就是|i\.e\.|which is|=")
@@ -554,6 +600,9 @@ def _label_before(text: str, start: int, floor: int = 0) -> tuple[int, str] | No
 
 
 _STATE_AFTER = frozenset({"active", "idle", "waiting"})
+_OF_TOTAL = frozenset(
+    {"/", "of", "of its", "of the", "out of", "out of a", "out of its", "out of the"}
+)
 
 
 def _label_after(text: str, end: int) -> tuple[int, str] | None:
@@ -622,7 +671,7 @@ def _changes(masked: str, found: list[Quantity]) -> list[Quantity]:
 
 
 def _label(masked: str, start: int, end: int, before: list[Quantity]) -> str | None:
-    if before and masked[before[-1].end : start].strip() in ("/", "of", "out of", "out of a"):
+    if before and masked[before[-1].end : start].strip() in _OF_TOTAL:
         return "total"
     floor = before[-1].end if before else 0
     ahead, behind = _label_before(masked, start, floor), _label_after(masked, end)
