@@ -460,9 +460,11 @@ def _entities(text: str) -> list[str]:
             if not token or folded in words.common or folded in UNIT_FORMS:
                 continue
             at = match.start()
-            compound = not chinese and not re.search(r"[0-9A-Z]", token) and at > 0
-            if pattern is _ENTITY_RES[0] and compound:
-                continue  # an English compound (crash-looping), unless it opens the claim
+            plain = not re.search(r"[0-9]", token) and not re.search(r"[A-Z]", token[1:])
+            compound = not chinese and plain and (at > 0 or token[0].isupper())
+            spoken = all(part in words.en_numbers for part in folded.split("-"))
+            if pattern is _ENTITY_RES[0] and (compound or spoken):
+                continue  # an English compound (crash-looping, Fan-out, twenty-one)
             if pattern is _ENTITY_RES[3] and (at in starts or _after_sentence(text, at)):
                 continue
             numeric = pattern is _ENTITY_RES[4]

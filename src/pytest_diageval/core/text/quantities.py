@@ -274,11 +274,11 @@ def _numerals(text: str) -> str:
         chinese,
         text,
     )
-    text = _HOUR_AND_MINUTES_RE.sub(_hour_and_minutes, text)
     text = _GO_DURATION_RE.sub(_go_duration, text)
+    text = _english_numerals(text, words.en_numbers)
+    text = _HOUR_AND_MINUTES_RE.sub(_hour_and_minutes, text)
     text = _COMPOUND_DURATION_RE.sub(_compound_duration, text)
-    text = _COUNTED_SUFFIX_RE.sub(_counted_suffix, text)
-    return _english_numerals(text, words.en_numbers)
+    return _COUNTED_SUFFIX_RE.sub(_counted_suffix, text)
 
 
 _GO_DURATION_RE = re.compile(
