@@ -255,7 +255,7 @@ def _counted(claim: Quantity, items: Sequence[_ItemReading]) -> bool:
 
 
 _MORE = re.compile(r"(?:more than|over|above|at least|超过|高于|多于|不止)\s*$")
-_LESS = re.compile(r"(?:less than|under|below|within|at most|不到|低于|少于)\s*$")
+_LESS = re.compile(r"(?:less than|below|不到|低于|少于)\s*$")  # "within 30 s" is a limit
 
 
 def _bound_holds(claim: Reading, quantity: Quantity, items: Sequence[_ItemReading]) -> bool:
@@ -545,7 +545,8 @@ def _polarity_problem(claim: Reading, items: Sequence[_ItemReading]) -> Structur
 
 _NEGATED_VERB = re.compile(
     r"(?:没有|没|未曾|未|并未|从未|不再|不能|无法|不会|不)(?P<zh>[\u4e00-\u9fff]{2})"
-    r"|(?:not|never|n't|no longer)\s+(?:(?:be|being|been|is|are|was|were|yet|ever|get|got)\s+)*"
+    r"|(?:not|never|n't|no longer|rather than|instead of)\s+"
+    r"(?:(?:be|being|been|is|are|was|were|yet|ever|get|got)\s+)*"
     r"(?P<en>[a-z]{4,})"
 )
 _NOT_EVENTS = frozenset(
@@ -722,12 +723,12 @@ def _state_problem(text: str, items: Sequence[_ItemReading]) -> StructureProblem
     if not states or len(states) > 1:
         return None
     state = next(iter(states))
+    flip = {"resolved": "firing", "firing": "resolved"}
     said = {
-        name
+        flip[name] if _negated(clause, found.start()) else name  # 还没恢复 is still firing
         for name, pattern in structure_vocabulary().states.items()
         for clause in _clauses(text)
         for found in pattern.finditer(clause)
-        if not _negated(clause, found.start())
     }
     if len(said) != 1:
         return None
