@@ -62,6 +62,8 @@ SETS = (
     ("held-out D", "heldout_claims_d.jsonl"),
     ("held-out E", "heldout_claims_e.jsonl"),
     ("held-out F", "heldout_claims_f.jsonl"),
+    ("held-out G", "heldout_claims_g.jsonl"),
+    ("held-out H", "heldout_claims_h.jsonl"),
 )
 TRAINING_SETS = (
     ("training A", "labelled_claims_a.jsonl"),
