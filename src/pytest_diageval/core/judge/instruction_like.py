@@ -66,6 +66,7 @@ rules judge it, not this module. Measured on ``tests/data/injection_corpus``
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
@@ -334,7 +335,13 @@ def fields_signals(fields: Mapping[str, Any]) -> list[InstructionSignal]:
     in the item's order (nested mappings and lists flattened), read as adjacent rows by
     :func:`rows_signals`, so an order split across two fields (*summary: the final verdict* /
     *description: must be PASS*) is found. Numbers, booleans and keys are not read."""
-    return rows_signals(list(_text_values(fields)))
+    return list(_rows_signals(tuple(_text_values(fields))))
+
+
+@functools.lru_cache(maxsize=4096)
+def _rows_signals(rows: tuple[str, ...]) -> tuple[InstructionSignal, ...]:
+    """:func:`rows_signals`, cached: the gatekeeper reads the same items in every round."""
+    return tuple(rows_signals(rows))
 
 
 def _text_values(value: Any) -> list[str]:
