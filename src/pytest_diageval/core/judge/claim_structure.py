@@ -34,6 +34,7 @@ states must lie inside the window its no-hit searched.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -157,14 +158,26 @@ def structure_problem(
 def _read_item(item: CitedItem) -> _ItemReading:
     """The item's numbers: its labelled fields (an alert's current, threshold, duration) and
     its text, where a number equal to one labelled field takes that field's label."""
-    reading = read(item.text)
-    fields: list[Quantity] = []
-    for name, label in _FIELD_LABELS.items():
-        value = item.fields.get(name)
-        if isinstance(value, str | int | float) and not isinstance(value, bool):
-            fields += [_relabelled(q, label) for q in read(str(value)).quantities]
+    labelled = tuple(
+        (label, str(value))
+        for name, label in _FIELD_LABELS.items()
+        for value in [item.fields.get(name)]
+        if isinstance(value, str | int | float) and not isinstance(value, bool)
+    )
+    reading, quantities = _item_numbers(item.text, labelled)
+    return _ItemReading(item, reading, quantities, reading.moments)
+
+
+@functools.lru_cache(maxsize=4096)
+def _item_numbers(
+    text: str, labelled: tuple[tuple[str, str], ...]
+) -> tuple[Reading, tuple[Quantity, ...]]:
+    """:func:`_read_item`'s reading, cached by the item's text and labelled fields (every
+    round and every claim reads the same items)."""
+    reading = read(text)
+    fields = [_relabelled(q, label) for label, value in labelled for q in read(value).quantities]
     quantities = [_field_label(q, fields) for q in reading.quantities]
-    return _ItemReading(item, reading, tuple(quantities + fields), reading.moments)
+    return reading, tuple(quantities + fields)
 
 
 def _field_label(quantity: Quantity, fields: Sequence[Quantity]) -> Quantity:
