@@ -1,24 +1,25 @@
 """Read the claim check on labelled (claim, cited items) pairs: how often is it right?
 
-Reads the held-out claim sets of ``tests/data/claim_corpus/`` (their README says who wrote
-them and how: a writer who never read the checker). Each pair is one claim, its type and the
-items it cites; it is labelled faithful or unfaithful with the class of fault. For each pair
-this script builds what the pipeline would hold after a clean gatekeeper pass (one recorded
-invocation per cited item, made by the recorder's own ref and item extraction; a no-hit item
-is a completed search with its own arguments and nothing found; every binding passed, its
-excerpt the item's whole ref text), then asks the code the verdict relies on:
+Reads the training sets of ``benchmarks/claim_corpus/`` and the held-out sets of
+``tests/data/claim_corpus/`` (each README says who wrote them and how: writers who never read
+the checker). Each pair is one claim, its type and the items it cites, labelled faithful or
+unfaithful with the class of fault. For each pair this script builds what the pipeline would
+hold after a clean gatekeeper pass (one recorded invocation per cited item, made by the
+recorder's own ref and item extraction; a no-hit item is a completed search with its own
+arguments and nothing found; every binding passed, its excerpt the item's whole ref text; the
+shipped default world's aliases), then asks the code the verdict relies on:
 
-* ``claim_ceilings`` (``core/judge/claim_support.py``): a ceiling of no_evidence rejects;
-* the question's scope (``core/scope``), when the pair has a question: a scope problem
-  (``scope.excluded_topic``, ``scope.out_of_scope`` ...) rejects.
+* ``claim_ceilings`` (``core/judge/claim_support.py``): a ceiling below what the bindings'
+  kinds allow (direct, or indirect when a runbook is cited) flags the pair;
+* the question's scope (``core/scope``), when the pair has a question, read from the claim and
+  its cited items' fields: a scope problem (``scope.excluded_topic`` …) flags the pair.
 
-A pair counts as *flagged* when either rejects. The script prints, per set and per fault
-class, the recall on unfaithful pairs and the false rejects on faithful ones, then every miss
-and false reject with ``--list``. The corpus's claim types ``fact`` and ``hypothesis`` are read
-as ``observation`` and ``risk``, the contract's nearest types.
+The script prints, per set and per fault class, the recall on unfaithful pairs and the false
+rejects on faithful ones, then every miss and false reject with ``--list``. The corpus's claim
+types ``fact`` and ``hypothesis`` are read as ``observation`` and ``risk``.
 
-Run from the repository root: ``python benchmarks/bench_claims.py [--list]``. Exit status 0
-whatever the numbers: the figures are the result.
+Run from the repository root: ``python benchmarks/bench_claims.py [--sets training|held-out|all]
+[--list]``. Exit status 0 whatever the numbers: the figures are the result.
 """
 
 from __future__ import annotations
