@@ -37,11 +37,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pytest_diageval.core.contract.evidence_tools import GUIDANCE_TOOLS
 from pytest_diageval.core.scope.floor import topics_about
+from pytest_diageval.core.text.key_facts import SERVICE_RE as _SERVICE_RE
 from pytest_diageval.core.text.normalised import normalise
 from pytest_diageval.core.text.quantities import (
     UNIT_FORMS,
@@ -61,7 +62,6 @@ __all__ = [
     "term_group",
 ]
 
-_SERVICE_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-service")
 _FIELD_LABELS = {"current": "current", "threshold": "threshold", "duration": "duration"}
 _TOLERANCE, _APPROX_TOLERANCE = 0.001, 0.06
 _ENTITY_RES = (
@@ -78,18 +78,17 @@ _ENTITY_RES = (
 
 @dataclass(frozen=True)
 class CitedItem:
-    """One item a claim's passed binding cites: its tool and its own fields (for a search
-    that found nothing, ``no_hit`` is set and ``fields`` are the search's arguments)."""
+    """One item a claim's passed binding cites (an alert, a log line, a runbook block): its
+    tool and its own fields."""
 
     tool: str
     fields: Mapping[str, Any]
-    no_hit: bool = False
-    service: str | None = field(default=None, init=False)
 
-    def __post_init__(self) -> None:
+    @property
+    def service(self) -> str | None:
+        """The service the item is about (its ``service`` field), normalised."""
         named = self.fields.get("service")
-        service = normalise(named) if isinstance(named, str) and named.strip() else None
-        object.__setattr__(self, "service", service)
+        return normalise(named) if isinstance(named, str) and named.strip() else None
 
     @property
     def text(self) -> str:
@@ -118,7 +117,6 @@ class _ItemReading:
     item: CitedItem
     reading: Reading
     quantities: tuple[Quantity, ...]
-    moments: tuple[Moment, ...]
 
 
 def term_group(term: str) -> frozenset[str]:
@@ -136,11 +134,10 @@ def structure_problem(
     """The first structural disagreement between a positive claim and its cited items (None
     when the claim says nothing they do not show). ``items`` are the incident and runbook
     items its passed bindings cite; no-hit searches are :func:`negative_window_problem`'s."""
-    found = [i for i in items if not i.no_hit]
-    if not found:
+    if not items:
         return None
     claim = read(claim_text)
-    readings = [_read_item(item) for item in found]
+    readings = [_read_item(item) for item in items]
     return (
         _number_problem(claim, readings)
         or _time_problem(claim, readings)
@@ -165,7 +162,7 @@ def _read_item(item: CitedItem) -> _ItemReading:
         if isinstance(value, str | int | float) and not isinstance(value, bool)
     )
     reading, quantities = _item_numbers(item.text, labelled)
-    return _ItemReading(item, reading, quantities, reading.moments)
+    return _ItemReading(item, reading, quantities)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -242,7 +239,9 @@ def _arithmetic(claim: Quantity, items: Sequence[_ItemReading]) -> bool:
 def _elapsed(claim: Quantity, items: Sequence[_ItemReading]) -> bool:
     if claim.dim != "duration":
         return False
-    stamps = [m for r in items for m in r.moments if m.hour is not None and m.minute is not None]
+    stamps = [
+        m for r in items for m in r.reading.moments if m.hour is not None and m.minute is not None
+    ]
     for first in stamps:
         for second in stamps:
             gap = abs(_seconds(first) - _seconds(second)) * 1000
@@ -412,7 +411,7 @@ def _written_item(quantity: Quantity) -> str:
 
 
 def _time_problem(claim: Reading, items: Sequence[_ItemReading]) -> StructureProblem | None:
-    shown = [m for r in items for m in r.moments]
+    shown = [m for r in items for m in r.reading.moments]
     for moment in claim.moments:
         if not any(_moment_matches(moment, other) for other in shown):
             text = claim.text[moment.start : moment.end]
@@ -933,15 +932,11 @@ def negative_window_problem(
     if not claim:
         return None
     for arguments in searches:
-        bounds = [
-            read(str(value)).moments
-            for names in (("start_time", "start", "since"), ("end_time", "end", "until"))
-            for value in [next((arguments[n] for n in names if arguments.get(n)), None)]
-            if value
-        ]
-        if len(bounds) != 2 or not bounds[0] or not bounds[1]:
+        starts = read(_bound(arguments, "start")).moments
+        ends = read(_bound(arguments, "end")).moments
+        if not starts or not ends:
             continue
-        start, end = bounds[0][0], bounds[1][0]
+        start, end = starts[0], ends[0]
         for moment in claim:
             if not _within(moment, start, end):
                 return StructureProblem(

@@ -61,6 +61,7 @@ from pytest_diageval.core.judge.claim_structure import (
 )
 from pytest_diageval.core.judge.instruction_like import addresses_reader
 from pytest_diageval.core.text.excerpt_tokens import normalise
+from pytest_diageval.core.text.key_facts import SERVICE_RE as _SERVICE_RE
 
 __all__ = [
     "INCIDENT_EVIDENCE_TOOLS",
@@ -83,7 +84,6 @@ _SUPPORT_LEVEL_CAP: dict[str, FactVerification] = {
 }
 _SUPPORTING = frozenset({"direct_evidence", "indirect_support"})
 _CONTRADICTS = "claim.contradicts_claim"
-_SERVICE_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-service")
 
 
 def label_rank(label: FactVerification) -> int:

@@ -44,6 +44,7 @@ from pytest_diageval.core.text.vocabulary import (
 
 __all__ = [
     "MODALITY_STRENGTH",
+    "SERVICE_RE",
     "VOCABULARY_FILE",
     "Facts",
     "Modality",
@@ -84,7 +85,8 @@ _PLACE_RE = re.compile(  # a URL, or a path of two segments or more
     r"[a-z][a-z0-9+.-]*://[^\s,;()<>\"'。、]+|(?<![a-z0-9_./:-])(?:/[a-z0-9_.{}-]+){2,}/?"
 )
 _HYPHEN_RE = re.compile(r"(?<![a-z0-9_-])[a-z][a-z0-9_]*(?:-[a-z0-9_]+)+(?![a-z0-9_])")
-_SERVICE_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-service")
+SERVICE_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-service")
+"""A service's name as the worlds write it (order-service), casefolded."""
 _CAMEL_RE = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9]*(?![A-Za-z0-9_])")
 _HTTP_RE = re.compile(r"(?<![a-z0-9_])http\s?\d{3}(?!\d)")
 _ID_RE = re.compile(r"(?<![a-z0-9_.])[a-z0-9_]+(?:\.[a-z0-9_]+)*(?![a-z0-9_])")
@@ -248,10 +250,10 @@ def _timestamp_key(parts: Mapping[str, str]) -> str:
 
 
 def _hyphen_keys(token: str) -> tuple[str, ...]:
-    if _SERVICE_RE.fullmatch(token):
+    if SERVICE_RE.fullmatch(token):
         return (token,)
     cut = token.find("-service-") + len("-service")
-    if cut > len("-service") and _SERVICE_RE.fullmatch(token[:cut]):
+    if cut > len("-service") and SERVICE_RE.fullmatch(token[:cut]):
         return token, token[:cut]  # a pod name: the pod and its service
     return (token,) if any(char.isdigit() for char in token) else ()
 

@@ -623,7 +623,13 @@ def _label_after(text: str, end: int) -> tuple[int, str] | None:
 
 
 _HTTP_CODES = frozenset({"400", "401", "403", "404", "409", "429", "500", "502", "503", "504"})
-_UNIT_BEFORE_RE = re.compile(r"(millis|milliseconds|msec|ms|毫秒|seconds|secs|秒)\W{0,3}$")
+_UNIT_BEFORE = {
+    **dict.fromkeys(("millis", "milliseconds", "msec", "ms", "毫秒"), "ms"),
+    **dict.fromkeys(("seconds", "secs", "秒"), "s"),
+}
+_UNIT_BEFORE_RE = re.compile(
+    rf"({'|'.join(sorted(_UNIT_BEFORE, key=len, reverse=True))})\W{{0,3}}$"
+)
 
 
 def _quantities(masked: str) -> list[Quantity]:
@@ -633,11 +639,7 @@ def _quantities(masked: str) -> list[Quantity]:
         written = match["unit"] or ""
         if not written:  # "wait millis 5000": the unit named just before the number
             named = _UNIT_BEFORE_RE.search(masked[max(0, match.start() - 12) : match.start()])
-            written = (
-                "ms"
-                if named and named.group(1) in ("millis", "milliseconds", "msec", "ms", "毫秒")
-                else ("s" if named else "")
-            )
+            written = _UNIT_BEFORE[named.group(1)] if named else ""
         if written == "s" and match["num"] in _HTTP_CODES:
             glued = masked[match.start() : match.end()].endswith(match["num"] + "s")
             written = "" if glued else written  # "502s": HTTP status codes, not seconds
