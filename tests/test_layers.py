@@ -39,7 +39,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "agents": CORE,
     "agents.scripted": CORE | {"agents"},
     "agents.reference": CORE | {"agents", "agents.scripted"},
-    "local": frozenset(),
+    "local": frozenset({"core.contract"}),  # the free-text bounds (core.contract.text_bounds)
     # Only agents.request_options, which imports nothing but the standard library.
     "harness.settings": frozenset({"agents", "harness.outputs"}),
     "harness.outputs": frozenset(),  # the standard library only: how every output is written

@@ -415,4 +415,6 @@ def test_parameters_replace_only_the_forced_functions_schema() -> None:
     assert constrained["tools"][0]["function"]["parameters"] == narrowed
     assert generic["tools"][0]["function"]["parameters"] != narrowed
     generic["tools"][0]["function"]["parameters"] = narrowed
+    # max_tokens follows the schema sent: the narrowed one admits `{"plan": "a"}` at most.
+    assert (generic.pop("max_tokens"), constrained.pop("max_tokens")) == (255, 15)
     assert constrained == generic  # name, description, tool_choice and the rest unchanged

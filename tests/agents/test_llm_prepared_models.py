@@ -8,8 +8,10 @@ from typing import Any
 import instructor
 from pydantic import BaseModel, Field
 
-from pytest_diageval.agents.llm import STAGE_MAX_TOKENS, instructor_model
+from pytest_diageval.agents.llm import instructor_model
 from pytest_diageval.agents.scripted.model import ScriptedTransport, scripted_llm
+from pytest_diageval.agents.structured_output import structured_request
+from pytest_diageval.core.contract.text_bounds import answer_char_bound
 
 QUERY = [
     {"role": "system", "content": "你是计划员。"},
@@ -40,6 +42,12 @@ def _through_facade() -> ScriptedTransport:
     return transport
 
 
+def prepared_parameters() -> dict[str, Any]:
+    """The parameters schema the facade sends for Plan."""
+    _, additions = structured_request(Plan)
+    return dict(additions["tools"][0]["function"]["parameters"])
+
+
 def _through_plain_instructor() -> ScriptedTransport:
     """What instructor's own client sends when handed the plain model."""
     llm, transport = scripted_llm(SCRIPT)
@@ -51,7 +59,8 @@ def _through_plain_instructor() -> ScriptedTransport:
             max_retries=1,
             model=llm.config.model,
             temperature=0.0,
-            max_tokens=STAGE_MAX_TOKENS["planner"],
+            # What the facade sends by default: the longest answer Plan's schema admits.
+            max_tokens=answer_char_bound(prepared_parameters()),
             extra_headers={"X-Diageval-Stage": "planner", "X-Diageval-Round": "1"},
         )
     assert answer.model_dump() == GOOD

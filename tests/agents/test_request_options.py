@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from pytest_diageval.agents.llm import LLMConfig
+from pytest_diageval.agents.llm import STAGE_MAX_TOKENS, LLMConfig
 from pytest_diageval.agents.request_options import (
     RequestOptions,
     RequestOptionsError,
@@ -22,6 +22,7 @@ from pytest_diageval.agents.request_options import (
     split_ini_entries,
 )
 from pytest_diageval.agents.scripted.model import SCRIPTED_BASE_URL, scripted_llm
+from pytest_diageval.core.contract.text_bounds import answer_char_bound
 
 QUERY = [{"role": "user", "content": "只确认 order-service 是否存在 HighMemoryUsage 告警"}]
 GOOD_PLAN = {"plan": "确认告警", "steps": ["查询告警"]}
@@ -77,8 +78,12 @@ ALL = "planner, executor, verifier, grader"
         ("temperature", "-0.1", "--x '-0.1': -0.1 is not a number >= 0 or omit"),
         ("temperature", "nan", "--x 'nan': nan is not a number >= 0 or omit"),
         ("temperature", "executor=OMIT", "--x 'executor=OMIT': expected a number >= 0 or omit"),
-        ("max_tokens", "1.5", "--x '1.5': expected a whole number >= 1 or omit"),
-        ("max_tokens", "verifier=0", "--x 'verifier=0': 0 is not a whole number >= 1 or omit"),
+        ("max_tokens", "1.5", "--x '1.5': expected a whole number >= 1, schema or omit"),
+        (
+            "max_tokens",
+            "verifier=0",
+            "--x 'verifier=0': 0 is not a whole number >= 1, schema or omit",
+        ),
         ("extra_body", "[1]", "--x '[1]': [1] is not a JSON object"),
         ("extra_body", "seed=7", f"--x 'seed=7': unknown stage 'seed'; allowed: {ALL}"),
         (
@@ -136,12 +141,12 @@ def test_a_staged_entry_wins_over_the_entry_for_every_stage() -> None:
         max_tokens=["verifier=omit"],
         extra_body=['{"seed": 7}', 'executor={"seed": 8, "reasoning_effort": "low"}'],
     )
-    assert options.stage("planner") == StageOptions(0.4, 512, {"seed": 7})
+    assert options.stage("planner") == StageOptions(0.4, "schema", {"seed": 7})
     assert options.stage("executor") == StageOptions(
-        0.7, 2048, {"seed": 8, "reasoning_effort": "low"}
+        0.7, "schema", {"seed": 8, "reasoning_effort": "low"}
     )
     assert options.stage("verifier") == StageOptions(0.4, None, {"seed": 7})
-    assert RequestOptions().stage("grader") == StageOptions(0.0, 512, {})
+    assert RequestOptions().stage("grader") == StageOptions(0.0, "schema", {})
 
 
 def _bodies(options: RequestOptions) -> list[dict[str, Any]]:
@@ -183,11 +188,14 @@ def test_each_stage_sends_its_options_and_a_re_ask_sends_them_again() -> None:
     assert (executor["temperature"], "seed" in executor) == (0.0, False)
 
 
-def test_default_options_send_what_was_always_sent() -> None:
+def test_by_default_max_tokens_is_the_longest_answer_the_offered_functions_admit() -> None:
     planner, _, executor = _bodies(RequestOptions())
+    parameters = planner["tools"][0]["function"]["parameters"]
+    # plan (128 characters) and steps (96 each; an array with no maxItems counts one), in JSON
+    assert answer_char_bound(parameters) == 2 + (6 + 4 + 130) + (7 + 4 + 2 + (98 + 2))
     assert [(b["temperature"], b["max_tokens"]) for b in (planner, executor)] == [
-        (0.0, 512),
-        (0.0, 2048),
+        (0.0, answer_char_bound(parameters)),
+        (0.0, STAGE_MAX_TOKENS["executor"]),  # a request that offers no function
     ]
     assert set(planner) == {
         "messages",
@@ -218,7 +226,11 @@ def test_the_metadata_holds_every_stage_and_reads_back_to_the_same_requests() ->
         "max_tokens": "omit",
         "extra_body": {"seed": 7},
     }
-    assert block["planner"] == {"temperature": 0.0, "max_tokens": 512, "extra_body": {"seed": 7}}
+    assert block["planner"] == {
+        "temperature": 0.0,
+        "max_tokens": "schema",
+        "extra_body": {"seed": 7},
+    }
     again = RequestOptions.from_metadata(block)
     for stage in ("planner", "executor", "verifier", "grader"):
         assert again.stage(stage) == options.stage(stage)  # type: ignore[arg-type]
@@ -238,7 +250,7 @@ def test_the_metadata_holds_every_stage_and_reads_back_to_the_same_requests() ->
         ),
         (
             {"planner": {"max_tokens": "512"}},
-            "request_options.planner.max_tokens: '512' is not a whole number >= 1 or omit",
+            "request_options.planner.max_tokens: '512' is not a whole number >= 1, schema or omit",
         ),
         (
             {"planner": {"temperature": True}},
@@ -254,15 +266,18 @@ def test_unusable_metadata_names_the_field(block: object, message: str) -> None:
 
 def test_a_stage_missing_from_the_metadata_keeps_the_defaults() -> None:
     options = RequestOptions.from_metadata({"executor": {"temperature": 0.7}})
-    assert options.stage("executor") == StageOptions(0.7, 2048, {})
-    assert options.stage("verifier") == StageOptions(0.0, 1536, {})
+    assert options.stage("executor") == StageOptions(0.7, "schema", {})
+    assert options.stage("verifier") == StageOptions(0.0, "schema", {})
+    recorded = RequestOptions.from_metadata({"executor": {"max_tokens": 2048}})
+    assert recorded.stage("executor") == StageOptions(0.0, 2048, {})  # an older recording
 
 
 @pytest.mark.parametrize(
     ("entries", "flags"),
     [
         ({}, []),
-        ({"temperature": ["0"], "max_tokens": ["executor=2048"]}, []),  # the defaults
+        ({"temperature": ["0"], "max_tokens": ["executor=schema"]}, []),  # the defaults
+        ({"max_tokens": ["executor=2048"]}, ["--diageval-max-tokens", "executor=2048"]),
         ({"temperature": ["0.7"]}, ["--diageval-temperature", "0.7"]),
         (
             {"temperature": ["grader=0.123456789"]},

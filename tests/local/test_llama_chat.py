@@ -14,7 +14,10 @@ from pytest_diageval.local.chat import (
     STRICT_STRING_CHAR,
     Envelope,
     ToolPlan,
+    bounded_grammar,
+    bounded_text_rules,
     grammar_schema,
+    message_grammar,
     message_response,
     name_choice_grammar,
     parse_choice,
@@ -353,3 +356,68 @@ def test_generation_timeout_from_the_environment() -> None:
     for bad in ("0", "-3", "soon", "nan", "inf"):
         with pytest.raises(ValueError, match=r"DIAGEVAL_GENERATION_TIMEOUT=.*positive number"):
             timeout_from_env({"DIAGEVAL_GENERATION_TIMEOUT": bad})
+
+
+# ------------------------------------------------------------------ free text within its bound
+
+
+def test_each_free_text_becomes_its_bounds_marker_by_property_name() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "claim_text": {"type": "string"},
+            "steps": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+            "missing_info": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "reasons": {"type": "string", "maxLength": 200},
+            "kind": {"type": "string", "enum": ["a"]},
+        },
+    }
+    properties = grammar_schema(schema)["properties"]
+    assert properties["claim_text"] == {"type": "string", "const": "@diageval-text-128@"}
+    assert properties["steps"]["items"] == {"type": "string", "const": "@diageval-text-96@"}
+    assert properties["missing_info"]["anyOf"][0]["const"] == "@diageval-text-96@"
+    assert properties["reasons"]["const"] == "@diageval-text-192@"  # lowered by its maxLength
+    assert properties["kind"] == {"type": "string", "enum": ["a"]}
+    assert schema["properties"]["claim_text"] == {"type": "string"}  # the input is untouched
+
+
+def test_a_bound_is_carried_by_blocks_and_a_tail_not_a_rule_per_character() -> None:
+    rule = bounded_text_rules(64)
+    assert rule.startswith('text-64 ::= "\\"" (text-block (text-block (text-block)?)?)? ')
+    assert rule.count("text-char") == 16  # the tail: at most one block more
+    assert rule.endswith('"\\"" text-space\n')
+    assert bounded_text_rules(512).count("text-block") == 31
+    with pytest.raises(ValueError, match="multiple of 16"):
+        bounded_text_rules(100)
+
+
+def test_the_converters_markers_become_the_bounded_rules_once_each() -> None:
+    # What llama-cpp-python 0.3.36's converter writes for two fields of one bound and one other.
+    converted = (
+        'a ::= "\\"@diageval-text-96@\\""\n'
+        'b ::= "\\"@diageval-text-96@\\""\n'
+        'c ::= "\\"@diageval-text-128@\\""\n'
+        'root ::= "{" space a "," space b "," space c "}" space\n'
+    )
+    bounded = bounded_grammar(converted).splitlines()
+    assert bounded[:3] == ["a ::= text-96", "b ::= text-96", "c ::= text-128"]
+    assert [line.split(" ::= ")[0] for line in bounded[4:]] == [
+        "text-96",
+        "text-128",
+        "text-block",
+        "text-char",
+        "text-space",
+    ]
+    assert f"text-char ::= {STRICT_STRING_CHAR}" in bounded
+    assert bounded_grammar('root ::= "yes"\n') == 'root ::= "yes"\n'
+
+
+def test_a_marker_in_another_converters_form_is_an_error_not_an_unbounded_string() -> None:
+    with pytest.raises(ValueError, match=r"free-text marker in an unknown form.*0\.3\.36"):
+        bounded_grammar("a ::= '@diageval-text-96@'\n")
+
+
+def test_a_message_is_bounded_to_any_characters_but_nul() -> None:
+    grammar = message_grammar(32)
+    assert grammar.startswith("root ::= (message-block)? (message-char ")
+    assert "message-char ::= [^\\x00]" in grammar.splitlines()

@@ -346,3 +346,45 @@ def test_a_score_within_0_and_1_refuses_2(vocabulary: Any) -> None:
     opening = '{ "verdict": "PASS", "groundedness_score": '
     assert grammar_steps(vocabulary, grammar, opening, "2.0") == (True, False)
     assert grammar_steps(vocabulary, grammar, opening, "0.7") == (True, True)
+
+
+# ------------------------------------------------------------------ free text within its bound
+
+RATIONALE_ONLY = {
+    "type": "object",
+    "properties": {"rationale": {"type": "string"}},
+    "required": ["rationale"],
+}
+
+
+@pytest.mark.model_server
+def test_a_free_text_takes_its_bound_and_not_one_character_more(vocabulary: Any) -> None:
+    from pytest_diageval.core.contract.text_bounds import TEXT_BOUNDS
+    from pytest_diageval.local import shim
+
+    # The installed llama.cpp parses the bounded rules and counts characters, not tokens.
+    grammar = shim._arguments_grammar(vocabulary, RATIONALE_ONLY)
+    bound = TEXT_BOUNDS["rationale"]
+    opening = '{ "rationale": "'
+    full = opening + "内存" * (bound // 2)
+    assert grammar_steps(vocabulary, grammar, full, '"') == (True, True)
+    assert grammar_steps(vocabulary, grammar, full, "内") == (True, False)
+    assert grammar_steps(vocabulary, grammar, full, "a") == (True, False)
+    one_short = opening + "内存" * (bound // 2 - 1) + "内"
+    assert grammar_steps(vocabulary, grammar, one_short, "存") == (True, True)
+    assert grammar_steps(vocabulary, grammar, opening + "x" * 17, '"') == (True, True)
+    # The converter's own grammar has no bound: how a repeated phrase ran to max_tokens.
+    stock = LlamaGrammar.from_json_schema(json.dumps(RATIONALE_ONLY), verbose=False)
+    assert grammar_steps(vocabulary, stock, full, "内") == (True, True)
+
+
+@pytest.mark.model_server
+def test_a_message_takes_its_bound_and_then_only_the_end(vocabulary: Any) -> None:
+    from pytest_diageval.core.contract.text_bounds import MESSAGE_CHARS
+    from pytest_diageval.local import shim
+
+    grammar = shim._message_grammar(vocabulary)
+    text = "ab\ncd " * (MESSAGE_CHARS // 6) + "x" * (MESSAGE_CHARS % 6)
+    assert len(text) == MESSAGE_CHARS
+    assert grammar_steps(vocabulary, grammar, text[:-1], "x") == (True, True)
+    assert grammar_steps(vocabulary, grammar, text, "x") == (True, False)

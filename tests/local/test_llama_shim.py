@@ -15,10 +15,12 @@ import pytest
 
 pytest.importorskip("llama_cpp", reason="the 'local' extra is not installed")
 
+from pytest_diageval.core.contract.text_bounds import MESSAGE_CHARS
 from pytest_diageval.local import shim as llama_shim
 from pytest_diageval.local.chat import (
     LAX_STRING_CHAR,
     STRICT_STRING_CHAR,
+    message_grammar,
     name_choice_grammar,
     render_prompt,
 )
@@ -105,13 +107,13 @@ def test_required_picks_a_function_by_grammar_then_generates_bounded_arguments()
     assert response["usage"] == {"prompt_tokens": 102, "completion_tokens": 10, "total_tokens": 112}
 
 
-def test_auto_may_pick_a_message_which_is_generated_without_a_grammar() -> None:
+def test_auto_may_pick_a_message_which_is_bounded_by_the_message_grammar() -> None:
     llama = StandInLlama("message:", "nothing to call")
     response = llama_shim.handler(llama, MESSAGES, tools=[SUBMIT], max_tokens=None)
     pick, message = llama.calls
     assert grammar_text(pick) == name_choice_grammar(["submit"], allow_message=True)
     assert message["prompt"].endswith("<start_of_turn>model\nmessage:\n")
-    assert message["grammar"] is None
+    assert grammar_text(message) == message_grammar(MESSAGE_CHARS)
     assert message["max_tokens"] == llama_shim.MAX_TOKENS == 2048
     assert response["choices"][0]["message"] == {"role": "assistant", "content": "nothing to call"}
 
@@ -133,7 +135,7 @@ def test_no_tools_is_a_plain_completion() -> None:
     response = llama_shim.handler(llama, MESSAGES, tools=[SUBMIT], tool_choice="none")
     (call,) = llama.calls
     assert call["prompt"] == render_prompt(MESSAGES, None)
-    assert call["grammar"] is None
+    assert grammar_text(call) == message_grammar(MESSAGE_CHARS)
     assert response["choices"][0]["message"]["content"] == "hello"
 
 
@@ -220,9 +222,11 @@ def test_argument_strings_take_json_string_characters_only() -> None:
     assert LAX_STRING_CHAR in json_schema_to_gbnf(parameters)
     rules = verifier_arguments_grammar()
     assert LAX_STRING_CHAR not in rules
-    assert f"char ::= {STRICT_STRING_CHAR}" in rules.splitlines()
-    assert 'detail ::= "\\"" ' in rules  # the bounded string uses the same char rule
-    assert "char " in rules.split("detail ::= ", 1)[1].splitlines()[0]
+    assert f"text-char ::= {STRICT_STRING_CHAR}" in rules.splitlines()
+    # Every string of the verifier's is free text: each its bound, all of one character rule.
+    assert "detail ::= text-96" in rules.splitlines()
+    assert "rationale ::= text-128" in rules.splitlines()
+    assert " char" not in rules.replace("text-char", "")
 
 
 def test_a_score_within_0_and_1_takes_only_the_tenths() -> None:

@@ -68,6 +68,7 @@ from pytest_diageval.core.contract.contracts import (
     ToolInvocation,
 )
 from pytest_diageval.core.contract.scope_contract import DecodingScope
+from pytest_diageval.core.contract.text_bounds import texts_at_bound
 from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
 from pytest_diageval.core.evidence.tools import TOOL_DEFINITIONS
 
@@ -113,6 +114,10 @@ class ExecutorRun:
     tool_calls: list[ToolCallSummary] = field(default_factory=list)
     turns: int = 0
     stop_reason: StopReason = "submitted"
+    texts_at_bound: list[str] = field(default_factory=list)
+    """The contract's free texts that reached their bound (a bounded server cuts them there;
+    ``core.contract.text_bounds``): kept in the audit, not in the parse status the verifier
+    reads."""
 
     @property
     def budget_exhausted(self) -> bool:
@@ -127,6 +132,7 @@ class ExecutorRun:
             "turns": self.turns,
             "budget_exhausted": self.budget_exhausted,
             "stop_reason": self.stop_reason,
+            "texts_at_bound": list(self.texts_at_bound),
         }
 
 
@@ -165,14 +171,15 @@ def run_executor(
     for turn in range(1, budget.max_turns + 1):
         if len(loop.calls) >= budget.max_tool_calls:
             break
-        offered = [*tools, _submit_tool(recorder, scope)]
+        submit = _submit_tool(recorder, scope)
+        offered = [*tools, submit]
         completion = llm.chat(
             messages, stage="executor", round=round, tools=offered, tool_choice=_REQUIRED
         )
         message = completion.choices[0].message
         submitted = _submitted_arguments(message)
         if submitted is not None:
-            return _finish(submitted, loop.calls, turns=turn, stop="submitted")
+            return _finish(submitted, loop.calls, turns=turn, stop="submitted", submit=submit)
         if not message.tool_calls:
             return _finish(message.content or "", loop.calls, turns=turn, stop="message")
         messages.append(assistant_message(message))
@@ -182,17 +189,14 @@ def run_executor(
             break
     notice = BUDGET_EXHAUSTED_NOTICE if stop == "budget_exhausted" else REPEATED_ERROR_NOTICE
     messages.append({"role": "user", "content": notice})
+    submit = _submit_tool(recorder, scope)
     completion = llm.chat(
-        messages,
-        stage="executor",
-        round=round,
-        tools=[_submit_tool(recorder, scope)],
-        tool_choice=_FORCE_SUBMIT,
+        messages, stage="executor", round=round, tools=[submit], tool_choice=_FORCE_SUBMIT
     )
     message = completion.choices[0].message
     final = _submitted_arguments(message)
     text = final if final is not None else message.content or ""
-    return _finish(text, loop.calls, turns=turn + 1, stop=stop)
+    return _finish(text, loop.calls, turns=turn + 1, stop=stop, submit=submit)
 
 
 def parse_contract(text: str) -> tuple[ExecutorContract | None, ParseStatus]:
@@ -219,9 +223,19 @@ def parse_contract(text: str) -> tuple[ExecutorContract | None, ParseStatus]:
 
 
 def _finish(
-    text: str, calls: list[ToolCallSummary], *, turns: int, stop: StopReason
+    text: str,
+    calls: list[ToolCallSummary],
+    *,
+    turns: int,
+    stop: StopReason,
+    submit: Mapping[str, Any] | None = None,
 ) -> ExecutorRun:
     contract, status = parse_contract(text)
+    at_bound = (
+        texts_at_bound(contract.model_dump(), submit["function"]["parameters"])
+        if contract is not None and submit is not None
+        else []
+    )
     return ExecutorRun(
         final_answer=text,
         contract=contract,
@@ -229,6 +243,7 @@ def _finish(
         tool_calls=calls,
         turns=turns,
         stop_reason=stop,
+        texts_at_bound=at_bound,
     )
 
 

@@ -42,6 +42,7 @@ kept for the audit).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar, cast
@@ -62,6 +63,7 @@ from pytest_diageval.agents.instructor_adapter import (
     reask_request,
 )
 from pytest_diageval.agents.request_options import (
+    FROM_SCHEMA,
     STAGE_MAX_TOKENS,
     STAGES,
     RequestOptions,
@@ -76,6 +78,7 @@ from pytest_diageval.agents.structured_output import (
     structured_request,
     with_parameters,
 )
+from pytest_diageval.core.contract.text_bounds import functions_char_bound, texts_at_bound
 from pytest_diageval.core.evidence.store import stable_json
 
 __all__ = [
@@ -253,6 +256,7 @@ class LLM:
             request["tools"] = [dict(tool) for tool in tools]
         if tool_choice is not None:
             request["tool_choice"] = tool_choice
+        self._bound_tokens(request, stage)
         return self._create(request, stage=stage, round=round)
 
     def structured(
@@ -264,6 +268,7 @@ class LLM:
         round: int,
         parameters: Mapping[str, Any] | None = None,
         reasks: list[str] | None = None,
+        at_bound: list[str] | None = None,
     ) -> ModelT:
         """A validated ``response_model`` through instructor (TOOLS mode, forced function).
 
@@ -274,7 +279,9 @@ class LLM:
 
         ``parameters`` replaces the forced function's JSON Schema (a per-session narrowing of
         ``response_model``'s, e.g. the verifier's); the answer is still parsed by
-        ``response_model``. The reason of each re-ask is appended to ``reasks`` (the audit's).
+        ``response_model``. The reason of each re-ask is appended to ``reasks`` (the audit's),
+        and the free texts of the valid answer that reached their bound to ``at_bound``
+        (:func:`~pytest_diageval.core.contract.text_bounds.texts_at_bound`).
         """
         headers = stage_headers(stage, round)
         prepared, additions = structured_request(response_model)
@@ -286,6 +293,7 @@ class LLM:
             # A list of our own: instructor's re-ask appends to it.
             "messages": converted_messages(messages),
         }
+        self._bound_tokens(request, stage)
         attempts = 1 + self.config.structured_max_retries
         for attempt in range(1, attempts + 1):
             completion = self._create(request, stage=stage, round=round)
@@ -302,6 +310,8 @@ class LLM:
                     reasks.append(f"attempt {attempt}: {reason_text(problem)}")
                 request = reask_request(request, completion, problem)
             else:
+                if at_bound is not None:
+                    at_bound.extend(_texts_at_bound(completion, request))
                 return cast(ModelT, parsed)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
@@ -312,6 +322,21 @@ class LLM:
         if options.extra_body:
             params["extra_body"] = dict(options.extra_body)
         return params
+
+    def _bound_tokens(self, request: dict[str, Any], stage: Stage) -> None:
+        """``max_tokens`` from the offered functions' schemas when the stage's option is
+        :data:`FROM_SCHEMA` (the default; see ``core.contract.text_bounds``); a request
+        offering no function takes :data:`STAGE_MAX_TOKENS`."""
+        options = self.config.request_options.stage(stage, self.config.temperature)
+        if options.max_tokens != FROM_SCHEMA:
+            return
+        tools = request.get("tools") or []
+        choice = request.get("tool_choice")
+        request["max_tokens"] = (
+            functions_char_bound(tools, message=choice in (None, "auto"))
+            if tools
+            else STAGE_MAX_TOKENS[stage]
+        )
 
     def _create(self, request: Mapping[str, Any], *, stage: Stage, round: int) -> ChatCompletion:
         """One completion for a structured answer; nothing usable is :class:`LLMUnavailable`.
@@ -364,6 +389,19 @@ class LLM:
 # answer is parsed whole).
 _BODY_KEYS = tuple(CompletionCreateParamsNonStreaming.__annotations__)
 _REQUEST_KEYS = frozenset(_BODY_KEYS) - {"stream"} | {"extra_headers", "extra_body"}
+
+
+def _texts_at_bound(completion: ChatCompletion, request: Mapping[str, Any]) -> list[str]:
+    """The free texts of a forced call's arguments that reached their bound."""
+    arguments = raw_text(completion)
+    tools = request.get("tools") or []
+    if arguments is None or len(tools) != 1:
+        return []
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return []
+    return texts_at_bound(value, tools[0]["function"].get("parameters") or {})
 
 
 def post_completion(client: openai.OpenAI, request: Mapping[str, Any]) -> ChatCompletion:

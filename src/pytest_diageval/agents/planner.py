@@ -27,6 +27,8 @@ class PlannerRun:
     messages: list[dict[str, str]]
     reasks: list[str] = field(default_factory=list)
     """Why each re-ask was made (an answer cut at max_tokens says so), for the audit."""
+    texts_at_bound: list[str] = field(default_factory=list)
+    """The answer's free texts that reached their bound (the local server cuts them there)."""
 
     def step_output(self, set_aside: Sequence[BaseModel]) -> dict[str, Any]:
         """The planner's ``agent_step`` output, with the steps the scope withheld."""
@@ -34,6 +36,7 @@ class PlannerRun:
             "plan": None if self.plan is None else self.plan.model_dump(),
             "error": self.error,
             "reasks": list(self.reasks),
+            "texts_at_bound": list(self.texts_at_bound),
             "scope_set_aside": [item.model_dump() for item in set_aside],
         }
 
@@ -53,9 +56,14 @@ def run_planner(
 ) -> PlannerRun:
     messages = planner_messages(query, retry_context)
     reasks: list[str] = []
+    at_bound: list[str] = []
     try:
-        plan = llm.structured(Plan, messages, stage="planner", round=round, reasks=reasks)
+        plan = llm.structured(
+            Plan, messages, stage="planner", round=round, reasks=reasks, at_bound=at_bound
+        )
     except StructuredOutputError as exc:
         error = f"planner output invalid: {exc}"
         return PlannerRun(plan=None, error=error, messages=messages, reasks=reasks)
-    return PlannerRun(plan=plan, error=None, messages=messages, reasks=reasks)
+    return PlannerRun(
+        plan=plan, error=None, messages=messages, reasks=reasks, texts_at_bound=at_bound
+    )

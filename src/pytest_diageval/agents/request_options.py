@@ -1,11 +1,13 @@
 """Request options per stage: ``temperature``, ``max_tokens`` and extra body parameters.
 
 Every request of a stage (planner, executor, verifier, grader) sends the stage's
-``temperature`` (default 0.0) and ``max_tokens`` (:data:`STAGE_MAX_TOKENS`); a reasoning model
-may reject both, and repeated samples need a temperature above 0. The plugin's
-``--diageval-temperature`` / ``--diageval-max-tokens`` / ``--diageval-extra-body`` (and their
-ini) change them, per stage or for all stages, as :class:`RequestOptions`; a recording writes
-them into the cassette's metadata and a replay sends them again.
+``temperature`` (default 0.0) and ``max_tokens`` (default :data:`FROM_SCHEMA`: the longest
+answer the functions it offers admit, their free text at its bounds, see
+:mod:`pytest_diageval.core.contract.text_bounds`); a reasoning model may reject both, and
+repeated samples need a temperature above 0. The plugin's ``--diageval-temperature`` /
+``--diageval-max-tokens`` / ``--diageval-extra-body`` (and their ini) change them, per stage or
+for all stages, as :class:`RequestOptions`; a recording writes them into the cassette's
+metadata and a replay sends them again.
 
 Imports nothing but the standard library: the plugin parses the options at startup, in runs
 that never load openai or pydantic.
@@ -22,6 +24,7 @@ from typing import Any, Literal, get_args
 __all__ = [
     "CLIENT_BODY_KEYS",
     "DEFAULT_TEMPERATURE",
+    "FROM_SCHEMA",
     "OMIT",
     "OPTION_FLAGS",
     "STAGES",
@@ -45,10 +48,16 @@ STAGE_MAX_TOKENS: dict[Stage, int] = {
     "verifier": 1536,
     "grader": 512,
 }
-"""``max_tokens`` of every request, per stage: a model that runs away (a 270M model repeating
-``"<step64>"``) is cut by the server instead of generating until its context is full. The
-executor's bound covers its largest answer, the contract. The grader (a ``rubric`` check, asked
-after the pipeline finished) answers a score and a few short reasons."""
+"""``max_tokens`` of a stage's request that offers no function under :data:`FROM_SCHEMA` (the
+default): a model that runs away in free text is cut by the server instead of generating until
+its context is full. Every request of the shipped agents offers functions, so their bound
+comes from the functions' schemas instead."""
+
+FROM_SCHEMA = "schema"
+"""The default ``max_tokens``: the longest answer the request's functions admit, with every free
+text at its bound (:func:`~pytest_diageval.core.contract.text_bounds.answer_char_bound`, a token
+being at least one character), so an answer within its bounds is never cut. It follows the
+schema: a contract offering more citable invocations may be longer."""
 
 DEFAULT_TEMPERATURE = 0.0
 OMIT = "omit"
@@ -77,7 +86,7 @@ CLIENT_BODY_KEYS: dict[str, str] = {
 # What an entry's value may be, per option, for the error messages.
 _ALLOWED: dict[OptionKind, str] = {
     "temperature": f"a number >= 0 or {OMIT}",
-    "max_tokens": f"a whole number >= 1 or {OMIT}",
+    "max_tokens": f"a whole number >= 1, {FROM_SCHEMA} or {OMIT}",
     "extra_body": "a JSON object",
 }
 
@@ -91,16 +100,20 @@ class RequestOptionsError(ValueError):
 
 @dataclass(frozen=True)
 class StageOptions:
-    """What one stage's requests send: None leaves ``temperature`` / ``max_tokens`` out."""
+    """What one stage's requests send: None leaves ``temperature`` / ``max_tokens`` out;
+    ``max_tokens`` :data:`FROM_SCHEMA` is computed per request (``agents.llm``)."""
 
     temperature: float | None
-    max_tokens: int | None
+    max_tokens: int | str | None
     extra_body: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     def params(self) -> dict[str, Any]:
-        """The request's ``temperature`` and ``max_tokens`` (those not left out)."""
+        """The request's ``temperature`` and ``max_tokens`` (those not left out; a
+        :data:`FROM_SCHEMA` bound is the caller's to compute)."""
         found = {"temperature": self.temperature, "max_tokens": self.max_tokens}
-        return {key: value for key, value in found.items() if value is not None}
+        return {
+            key: value for key, value in found.items() if value is not None and value != FROM_SCHEMA
+        }
 
 
 @dataclass(frozen=True)
@@ -112,14 +125,14 @@ class RequestOptions:
     """
 
     temperature: Mapping[Target, float | None] = field(default_factory=dict, hash=False)
-    max_tokens: Mapping[Target, int | None] = field(default_factory=dict, hash=False)
+    max_tokens: Mapping[Target, int | str | None] = field(default_factory=dict, hash=False)
     extra_body: Mapping[Target, Mapping[str, Any]] = field(default_factory=dict, hash=False)
 
     def stage(self, stage: Stage, temperature: float = DEFAULT_TEMPERATURE) -> StageOptions:
         """The options of ``stage``'s requests (``temperature``: the default to fall back on)."""
         return StageOptions(
             temperature=_pick(self.temperature, stage, temperature),
-            max_tokens=_pick(self.max_tokens, stage, STAGE_MAX_TOKENS[stage]),
+            max_tokens=_pick(self.max_tokens, stage, FROM_SCHEMA),
             extra_body={**self.extra_body.get(None, {}), **self.extra_body.get(stage, {})},
         )
 
@@ -186,7 +199,7 @@ def _pick(entries: Mapping[Target, Any], stage: Stage, default: Any) -> Any:
     return entries.get(None, default)
 
 
-def _shown(value: float | int | None) -> float | int | str:
+def _shown(value: float | int | str | None) -> float | int | str:
     return OMIT if value is None else value
 
 
@@ -195,6 +208,8 @@ def _entry_text(kind: OptionKind, value: Any) -> str:
         return OMIT
     if kind == "extra_body":
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if value == FROM_SCHEMA:
+        return FROM_SCHEMA
     return repr(value)  # a float's repr reads back exactly (where :g would round it)
 
 
@@ -237,8 +252,8 @@ def _from_text(kind: OptionKind, text: str, where: str) -> object:
             raise RequestOptionsError(
                 f"{where}: not JSON ({error}); expected a JSON object"
             ) from None
-    if text == OMIT:
-        return OMIT
+    if text in (OMIT, FROM_SCHEMA):
+        return text
     try:
         return int(text) if kind == "max_tokens" else float(text)
     except ValueError:
@@ -251,6 +266,8 @@ def _value(kind: OptionKind, value: object, where: str) -> Any:
         return _extra_body(value, where)
     if value == OMIT:
         return None
+    if kind == "max_tokens" and value == FROM_SCHEMA:
+        return FROM_SCHEMA
     if kind == "temperature":
         number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
         if number is None or not math.isfinite(number) or number < 0:

@@ -32,6 +32,8 @@ class VerifierRun:
     messages: list[dict[str, str]]
     reasks: list[str] = field(default_factory=list)
     """Why each re-ask was made (``attempt 1: the answer was cut off …``), for the audit."""
+    texts_at_bound: list[str] = field(default_factory=list)
+    """The answer's free texts that reached their bound (the local server cuts them there)."""
 
     def step_output(self) -> dict[str, Any]:
         """The verifier's ``agent_step`` output: an answer that parsed after a re-ask leaves
@@ -40,6 +42,7 @@ class VerifierRun:
             "verifier_output": None if self.output is None else self.output.model_dump(),
             "failure": self.failure,
             "reasks": list(self.reasks),
+            "texts_at_bound": list(self.texts_at_bound),
         }
 
 
@@ -64,6 +67,7 @@ def verifier_parameters(verifier_input: VerifierInput) -> dict[str, Any]:
 def run_verifier(llm: LLM, verifier_input: VerifierInput, *, round: int) -> VerifierRun:
     messages = verifier_messages(verifier_input)
     reasks: list[str] = []
+    at_bound: list[str] = []
     try:
         output = llm.structured(
             VerifierOutput,
@@ -72,8 +76,11 @@ def run_verifier(llm: LLM, verifier_input: VerifierInput, *, round: int) -> Veri
             round=round,
             parameters=verifier_parameters(verifier_input),
             reasks=reasks,
+            at_bound=at_bound,
         )
     except StructuredOutputError as exc:
         failure = f"verifier output unusable: {exc}"
         return VerifierRun(output=None, failure=failure, messages=messages, reasks=reasks)
-    return VerifierRun(output=output, failure=None, messages=messages, reasks=reasks)
+    return VerifierRun(
+        output=output, failure=None, messages=messages, reasks=reasks, texts_at_bound=at_bound
+    )

@@ -21,7 +21,11 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from pytest_diageval.cli.authoring import add_authoring_commands
-from pytest_diageval.local.server import DEFAULT_GENERATION_TIMEOUT, DEFAULT_N_CTX
+from pytest_diageval.local.server import (
+    DEFAULT_GENERATION_TIMEOUT,
+    DEFAULT_N_CTX,
+    DEFAULT_PROMPT_CACHE_MB,
+)
 
 if TYPE_CHECKING:
     from pytest_diageval.local.server import LocalServer
@@ -100,6 +104,14 @@ def _parser() -> argparse.ArgumentParser:
         help="model cache (default ~/.cache/pytest-diageval)",
     )
     serve.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX, help="context window in tokens")
+    serve.add_argument(
+        "--prompt-cache-mb",
+        type=_cache_megabytes,
+        default=DEFAULT_PROMPT_CACHE_MB,
+        metavar="MB",
+        help="RAM for the prompt cache: a request that shares a prefix with an earlier prompt"
+        f" reads only the rest; 0 turns it off (default {DEFAULT_PROMPT_CACHE_MB})",
+    )
     serve.add_argument(
         "--startup-timeout", type=float, default=120.0, help="seconds to wait for the server"
     )
@@ -239,6 +251,7 @@ def _serve_local(args: argparse.Namespace) -> int:
         cache_dir=args.cache_dir,
         port=args.port,
         n_ctx=args.n_ctx,
+        prompt_cache_mb=args.prompt_cache_mb,
         startup_timeout=args.startup_timeout,
         generation_timeout=args.generation_timeout,
     )
@@ -281,6 +294,18 @@ def _stopper(server: LocalServer) -> Callable[[int, FrameType | None], None]:
         raise KeyboardInterrupt  # serve-local's normal end: exit code 0
 
     return stop
+
+
+def _cache_megabytes(text: str) -> int:
+    try:
+        megabytes = int(text)
+    except ValueError:
+        megabytes = -1
+    if megabytes < 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a whole number of megabytes >= 0 (0: no prompt cache)"
+        )
+    return megabytes
 
 
 def _positive_seconds(text: str) -> float:

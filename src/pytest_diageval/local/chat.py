@@ -39,6 +39,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pytest_diageval.core.contract.text_bounds import (
+    MESSAGE_CHARS,
+    TEXT_BLOCK,
+    is_free_text,
+    text_bound,
+)
+
 __all__ = [
     "DEFAULT_GENERATION_TIMEOUT",
     "END_OF_TURN",
@@ -52,8 +59,11 @@ __all__ = [
     "TOOL_CALL_ID",
     "Envelope",
     "ToolPlan",
+    "bounded_grammar",
+    "bounded_text_rules",
     "function_prefix",
     "grammar_schema",
+    "message_grammar",
     "message_response",
     "name_choice_grammar",
     "parse_choice",
@@ -283,16 +293,28 @@ def _number(schema: Mapping[str, Any], key: str) -> float | None:
     return float(value)
 
 
-def grammar_schema(schema: Any) -> Any:
+def grammar_schema(schema: Any, name: str = "") -> Any:
     """``schema`` as the grammar sees it, at any depth: every integer bounded to at most
     :data:`MAX_ENUM_RANGE` values an ``enum`` of them, every number bounded within [0, 1] an
-    ``enum`` of the tenths within its bounds (``0.0``, ``0.1``, … ``1.0``); everything else
-    unchanged (a new object, the input is not modified)."""
+    ``enum`` of the tenths within its bounds (``0.0``, ``0.1``, … ``1.0``), every free-text
+    string a marker of its bound (``core.contract.text_bounds``) that :func:`bounded_grammar`
+    turns into the bounded rule; everything else unchanged (a new object, the input is not
+    modified). ``name`` is the property the schema is the value of (an array's items and a
+    union's arms keep it)."""
     if isinstance(schema, list):
-        return [grammar_schema(item) for item in schema]
+        return [grammar_schema(item, name) for item in schema]
     if not isinstance(schema, Mapping):
         return schema
-    converted = {key: grammar_schema(value) for key, value in schema.items()}
+    if is_free_text(schema):
+        return {"type": "string", "const": _text_marker(text_bound(name, schema))}
+    converted = {
+        key: (
+            {prop: grammar_schema(sub, prop) for prop, sub in value.items()}
+            if key == "properties" and isinstance(value, Mapping)
+            else grammar_schema(value, name if key in _SAME_NAME_KEYS else "")
+        )
+        for key, value in schema.items()
+    }
     values: list[int] | list[float] | None = _bounded_integer_enum(schema)
     if values is None:
         values = _bounded_unit_number_enum(schema)
@@ -301,6 +323,62 @@ def grammar_schema(schema: Any) -> Any:
             converted.pop(bound, None)
         converted["enum"] = values
     return converted
+
+
+# Keys whose value is the same property's schema (so it keeps the property's bound).
+_SAME_NAME_KEYS = frozenset({"items", "anyOf", "oneOf", "allOf", "prefixItems"})
+_MARKER = "@diageval-text-{}@"
+_MARKER_LITERAL = re.compile(r'"\\"@diageval-text-(\d+)@\\""')
+
+
+def _text_marker(bound: int) -> str:
+    return _MARKER.format(bound)
+
+
+def bounded_text_rules(bound: int) -> str:
+    """The GBNF rules of a JSON string of at most ``bound`` characters (a multiple of
+    :data:`TEXT_BLOCK`), named ``text-<bound>``: up to ``bound / 16 - 1`` blocks of 16 and a
+    tail of at most 16, about ``bound / 16 + 16`` rules where a ``maxLength`` makes ``bound``."""
+    if bound < TEXT_BLOCK or bound % TEXT_BLOCK:
+        raise ValueError(f"a text bound is a positive multiple of {TEXT_BLOCK}, got {bound}")
+    blocks = _optional_repeats("text-block", bound // TEXT_BLOCK - 1)
+    tail = _optional_repeats("text-char", TEXT_BLOCK)
+    return f'text-{bound} ::= "\\"" {blocks} {tail} "\\"" text-space\n'.replace("  ", " ")
+
+
+def _optional_repeats(item: str, count: int) -> str:
+    """``(a (a (a)?)?)?``: zero to ``count`` of ``item`` (the converter's own form)."""
+    return (f"({item} " * count).rstrip() + (")?" * count) if count else ""
+
+
+def bounded_grammar(gbnf: str) -> str:
+    """The converter's GBNF ``gbnf`` with each free-text marker (:func:`grammar_schema`) made
+    its bounded string rule, and the rules those need. Raises ``ValueError`` when a marker is
+    left (another converter writes constants otherwise)."""
+    bounds = sorted({int(found) for found in _MARKER_LITERAL.findall(gbnf)})
+    bounded = _MARKER_LITERAL.sub(lambda match: f"text-{match.group(1)}", gbnf)
+    if "@diageval-text-" in bounded:
+        raise ValueError(
+            "the grammar converter wrote a free-text marker in an unknown form (the local"
+            " server patches llama-cpp-python 0.3.36's; install that release:"
+            " pip install 'pytest-diageval[local]')"
+        )
+    if not bounds:
+        return bounded
+    rules = "".join(bounded_text_rules(bound) for bound in bounds)
+    block = " ".join(["text-char"] * TEXT_BLOCK)
+    return (
+        f"{bounded.rstrip()}\n{rules}text-block ::= {block}\n"
+        f'text-char ::= {STRICT_STRING_CHAR}\ntext-space ::= " "?\n'
+    )
+
+
+def message_grammar(bound: int = MESSAGE_CHARS) -> str:
+    """GBNF of a plain message of at most ``bound`` characters (any but NUL)."""
+    blocks = _optional_repeats("message-block", bound // TEXT_BLOCK - 1)
+    tail = _optional_repeats("message-char", TEXT_BLOCK)
+    block = " ".join(["message-char"] * TEXT_BLOCK)
+    return f"root ::= {blocks} {tail}\nmessage-block ::= {block}\nmessage-char ::= [^\\x00]\n"
 
 
 # One character of a JSON string as a GBNF rule body. llama-cpp-python 0.3.36's converter

@@ -21,9 +21,12 @@ in CI):
 * ``{"type": "function", "function": {"name": …}}``: that function;
 * a call's arguments are generated under the grammar ``LlamaGrammar.from_json_schema`` makes
   of the parameters, with small bounded integers and numbers bounded within [0, 1] turned into
-  enums (the converter ignores the bounds) and a string's characters JSON's own (the
-  converter's strings take raw control characters, newlines too), and the answer carries
-  exactly one tool call (id ``call_1``).
+  enums (the converter ignores the bounds), every free-text string bounded in length
+  (``core.contract.text_bounds``: a model repeating a phrase ends the string there) and a
+  string's characters JSON's own (the converter's strings take raw control characters,
+  newlines too), and the answer carries exactly one tool call (id ``call_1``);
+* a plain message (``message:``, or no tools and no grammar) is bounded too, at
+  ``MESSAGE_CHARS`` characters.
 
 Every generation is bounded twice: the request's ``max_tokens``, capped at
 :data:`MAX_TOKENS`, and a wall-clock deadline of ``DIAGEVAL_GENERATION_TIMEOUT`` seconds per
@@ -53,8 +56,10 @@ from pytest_diageval.local.chat import (
     MESSAGE_PREFIX,
     Envelope,
     ToolPlan,
+    bounded_grammar,
     function_prefix,
     grammar_schema,
+    message_grammar,
     message_response,
     name_choice_grammar,
     parse_choice,
@@ -154,8 +159,15 @@ def _arguments_grammar(llama: Any, parameters: Any) -> Any:
         gbnf = json_schema_to_gbnf(json.dumps(grammar_schema(parameters)))
     except Exception:  # a schema the converter cannot take: any JSON still beats free text
         return LlamaGrammar.from_string(JSON_GBNF, verbose=llama.verbose)
-    # The converter's strings take raw newlines (not JSON): JSON's own string characters.
-    return LlamaGrammar.from_string(strict_string_grammar(gbnf), verbose=llama.verbose)
+    # Free text within its bound; the converter's strings take raw newlines (not JSON): JSON's
+    # own string characters.
+    return LlamaGrammar.from_string(
+        strict_string_grammar(bounded_grammar(gbnf)), verbose=llama.verbose
+    )
+
+
+def _message_grammar(llama: Any) -> Any:
+    return LlamaGrammar.from_string(message_grammar(), verbose=llama.verbose)
 
 
 def _response_format_grammar(llama: Any, response_format: Any) -> Any:
@@ -205,14 +217,16 @@ def handler(
     plan = plan_tool_choice(tools, tool_choice)
     if plan.kind == "text":
         prompt = render_prompt(messages, None)
-        text_grammar = grammar or _response_format_grammar(llama, response_format)
+        text_grammar = (
+            grammar or _response_format_grammar(llama, response_format) or _message_grammar(llama)
+        )
         completion = request.complete(prompt, text_grammar)
         return request.answer(completion, completion["choices"][0]["text"], None)
     assert tools is not None  # a plan other than "text" has tools
     prompt = render_prompt(messages, tools)
     name = _choose(request, prompt, plan)
     if name is None:
-        completion = request.complete(f"{prompt}{MESSAGE_PREFIX}\n", None)
+        completion = request.complete(f"{prompt}{MESSAGE_PREFIX}\n", _message_grammar(llama))
         return request.answer(completion, completion["choices"][0]["text"], None)
     tool = next(tool for tool in tools if tool["function"]["name"] == name)
     completion = request.complete(
