@@ -1,6 +1,6 @@
 """Every llama-cpp-python name outside its documented API that the local server uses: the
-sampler chain ``Llama`` builds and the private state it is built from, the grammar's text, and
-the request types the server validates against.
+sampler chain ``Llama`` builds and the private state it is built from, the grammar's text, the
+request types the server validates against, and the prompt cache the server builds.
 
 Server-only (it imports ``llama_cpp``). The ``local`` extra pins llama-cpp-python to
 :data:`CHECKED_VERSIONS`, the release this module was read against, and
@@ -14,13 +14,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple, NotRequired
 
+import llama_cpp
 import llama_cpp.llama_types as llama_types
 from llama_cpp import _internals
 from llama_cpp.llama import Llama
+from llama_cpp.llama import LlamaState as SavedState  # the state a cache keeps
 
 __all__ = [
     "CHECKED_VERSIONS",
     "RELIED_ON",
+    "LeanRAMCache",
     "LlamaState",
     "SamplerChain",
     "accept_openai_request_forms",
@@ -29,6 +32,7 @@ __all__ = [
     "llama_state",
     "replace_init_sampler",
     "stock_init_sampler",
+    "use_lean_prompt_cache",
 ]
 
 CHECKED_VERSIONS = "==0.3.36"
@@ -47,6 +51,8 @@ RELIED_ON = (
     ("llama_cpp.llama_grammar.LlamaGrammar", "_root"),
     ("llama_cpp.llama_types.ChatCompletionRequestAssistantMessage", "__annotations__"),
     ("llama_cpp.llama_types.ChatCompletionRequestResponseFormat", "__annotations__"),
+    ("llama_cpp", "LlamaRAMCache"),
+    ("llama_cpp.llama", "LlamaState"),
 )
 """``(module or class, name)`` of each llama-cpp-python name used here beyond its documented
 API: what to re-read in a new release before changing :data:`CHECKED_VERSIONS`."""
@@ -101,3 +107,34 @@ def accept_openai_request_forms() -> None:
     )
     response_format["type"] = Literal["text", "json_object", "json_schema"]
     response_format["json_schema"] = NotRequired[dict[str, Any]]
+
+
+_RAMCache: Any = getattr(llama_cpp, "LlamaRAMCache")  # noqa: B009 (untyped without the extra)
+
+
+class LeanRAMCache(_RAMCache):  # type: ignore[misc,unused-ignore]
+    """llama-cpp-python's RAM prompt cache without the logits it need not keep.
+
+    ``Llama.save_state`` copies the model's whole score buffer with every state: 512 rows of
+    Gemma's 262,144 logits, 512 MB a state, outside the cache's own size count (it counts the
+    KV state only). Two states a request filled 24 GB in seven requests and the kernel killed
+    the server. Without ``logits_all`` nothing reads those rows (sampling reads the context's
+    own logits, and a prefix hit always evaluates the prompt's last token again), so a state
+    keeps the last row only; ``load_state`` broadcasts it back into the buffer."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        lean = SavedState(
+            input_ids=value.input_ids,
+            scores=value.scores[-1:].copy(),
+            n_tokens=value.n_tokens,
+            llama_state=value.llama_state,
+            llama_state_size=value.llama_state_size,
+            seed=value.seed,
+        )
+        super().__setitem__(key, lean)
+
+
+def use_lean_prompt_cache() -> None:
+    """Make the server build :class:`LeanRAMCache` for ``--cache true --cache_type ram``
+    (``llama_cpp.server`` looks the class up as ``llama_cpp.LlamaRAMCache`` when it starts)."""
+    setattr(llama_cpp, "LlamaRAMCache", LeanRAMCache)  # noqa: B010

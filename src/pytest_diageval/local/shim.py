@@ -69,7 +69,7 @@ from pytest_diageval.local.chat import (
     timeout_from_env,
     tool_call_response,
 )
-from pytest_diageval.local.llama_adapter import accept_openai_request_forms
+from pytest_diageval.local.llama_adapter import accept_openai_request_forms, use_lean_prompt_cache
 
 __all__ = ["CHAT_FORMAT", "GENERATION_TIMEOUT", "MAX_TOKENS", "handler", "main"]
 
@@ -105,6 +105,8 @@ if os.environ.get("DIAGEVAL_STOCK_GRAMMAR_SAMPLER") != "1":  # 1: the stock samp
 
 # Before llama_cpp.server builds its request models from these TypedDicts.
 accept_openai_request_forms()
+# Before the server builds its prompt cache (serve-local --prompt-cache-mb).
+use_lean_prompt_cache()
 
 
 class _Request:
