@@ -12,7 +12,13 @@ cassette holds every round of every sample), whether the model's output equals a
 * **claim_facts**: a claim states a fact of an example's claim (a number or an entity, read as
   the gatekeeper reads facts) that no tool output of the round showed: the copy that equality
   misses ("payment-service 存在 HighCPUUsage 告警，队列积压 1840 条" keeps the example's 1840);
-* **any**: plan sentence, calls or claims (equal copies).
+* **any**: plan sentence, calls or claims (equal copies);
+* **subject_plan**, **subject_calls**, **subject_keywords**, **subject_claims**: an example's
+  *subject* (a service, alert or keyword its calls name: ``billing-gateway``, ``HighQueueLag``,
+  ``证书过期`` …) appears in the plan, in an evidence call's ``service`` / ``alert_name``, in a
+  call's ``keywords``, or in a claim text, while the round's question does not name it (the
+  copy that equality misses: the question's service with the example's alert);
+  **subject_any**: any of the four.
 
 The example values are read from the prompts, never typed here: by default from the system
 prompt each recorded request carried (what the model saw, so old cassettes are measured
@@ -43,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SUBMIT = "submit_evidence_contract"
 _CALL = re.compile(r"调用 (?:functions\.)?([a-z_]+)，参数\s*[:：]?\s*")
 _DECODER = json.JSONDecoder()
+_USER_QUERY = re.compile(r"<user_query>(.*?)</user_query>", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,7 @@ class Examples:
     calls: tuple[str, ...]  # canonical JSON of each example evidence call
     claims: tuple[str, ...]  # each example claim text
     claim_facts: frozenset[str] = frozenset()  # the numbers and entities they state
+    subjects: frozenset[str] = frozenset()  # the services, alerts and keywords calls name
 
 
 @dataclass
@@ -63,6 +71,7 @@ class Round:
     evidence: list[str] = field(default_factory=list)  # the tool outputs the model was shown
     planner_prompt: str = ""
     executor_prompt: str = ""
+    question: str = ""  # the user query the planner was sent
 
 
 def canonical(value: Any) -> str:
@@ -77,13 +86,14 @@ def _json_after(text: str, position: int) -> Any:
 def examples_of(planner: str, executor: str) -> Examples:
     """The example plans, calls and claim texts of one planner and one executor prompt."""
     plans = [_json_after(planner, m.end()) for m in re.finditer("输出：", planner)]
-    calls, claims = [], []
+    calls, claims, subjects = [], [], set()
     for match in _CALL.finditer(executor):
         value = _json_after(executor, match.end())
         if match[1] == SUBMIT:
             claims += [claim["claim_text"] for claim in value.get("claims", [])]
         else:
             calls.append(canonical([match[1], value]))
+            subjects.update(_strings(value))
     sentences = tuple(str(plan.get("plan", "")).strip() for plan in plans if plan)
     return Examples(
         tuple(canonical(plan) for plan in plans if plan),
@@ -91,7 +101,19 @@ def examples_of(planner: str, executor: str) -> Examples:
         tuple(calls),
         tuple(claims),
         frozenset().union(*(_facts(claim) for claim in claims)),
+        frozenset(subjects),
     )
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string of a call's arguments (a list's items too)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _strings(item)]
+    return []
 
 
 def _facts(text: str) -> frozenset[str]:
@@ -112,6 +134,14 @@ def _message(response: dict[str, Any]) -> dict[str, Any]:
     return dict(choices[0].get("message") or {})
 
 
+def _query(body: dict[str, Any]) -> str:
+    """The question: the <user_query> of the first user message (a retry context after it
+    may quote the model's own earlier calls)."""
+    text = next((str(m["content"]) for m in body["messages"] if m["role"] == "user"), "")
+    found = _USER_QUERY.search(text)
+    return found[1] if found else text
+
+
 def _system_prompt(body: dict[str, Any]) -> str:
     return next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
 
@@ -126,7 +156,9 @@ def rounds_of(path: Path) -> list[Round]:
         body = _loads(request["body"]) or {}
         message = _message(interaction["response"])
         if stage == "planner":
-            rounds.append(Round(path.name, planner_prompt=_system_prompt(body)))
+            rounds.append(
+                Round(path.name, planner_prompt=_system_prompt(body), question=_query(body))
+            )
             calls = message.get("tool_calls") or []
             rounds[-1].plan = _loads(
                 calls[0]["function"]["arguments"] if calls else message.get("content")
@@ -168,6 +200,11 @@ class Tally:
     claims: int = 0
     claim_facts: int = 0
     any: int = 0
+    subject_plan: int = 0
+    subject_calls: int = 0
+    subject_keywords: int = 0
+    subject_claims: int = 0
+    subject_any: int = 0
 
     def add(self, found: dict[str, bool]) -> None:
         self.rounds += 1
@@ -193,7 +230,37 @@ def copied(current: Round, examples: Examples) -> dict[str, bool]:
         "claims": claims,
         "claim_facts": claim_facts,
         "any": sentence or any(hits) or claims,
+        **subjects_named(current, examples),
     }
+
+
+def subjects_named(current: Round, examples: Examples) -> dict[str, bool]:
+    """Whether an example subject the question does not name appears in each part."""
+    question = current.question.lower()
+    subjects = [s.lower() for s in examples.subjects if s.strip() and s.lower() not in question]
+
+    def names(texts: Iterable[str]) -> bool:
+        return any(subject in text.lower() for text in texts for subject in subjects)
+
+    plan = current.plan if isinstance(current.plan, dict) else {}
+    steps = plan.get("steps") if isinstance(plan.get("steps"), list) else []
+    named = {
+        "subject_plan": names([str(plan.get("plan", "")), *map(str, steps)]),
+        "subject_calls": names(
+            str(args.get(key, ""))
+            for _, args in current.calls
+            if isinstance(args, dict)
+            for key in ("service", "alert_name")
+        ),
+        "subject_keywords": names(
+            word
+            for _, args in current.calls
+            if isinstance(args, dict)
+            for word in _strings(args.get("keywords"))
+        ),
+        "subject_claims": names(current.claims),
+    }
+    return {**named, "subject_any": any(named.values())}
 
 
 def measure(paths: Iterable[Path], prompts: Path | None) -> dict[str, Tally]:
@@ -211,7 +278,20 @@ def measure(paths: Iterable[Path], prompts: Path | None) -> dict[str, Tally]:
 
 
 def report(tallies: dict[str, Tally]) -> str:
-    keys = ("plan", "plan_sentence", "calls", "all_calls", "claims", "claim_facts", "any")
+    keys = (
+        "plan",
+        "plan_sentence",
+        "calls",
+        "all_calls",
+        "claims",
+        "claim_facts",
+        "any",
+        "subject_plan",
+        "subject_calls",
+        "subject_keywords",
+        "subject_claims",
+        "subject_any",
+    )
     lines = ["| cassette | rounds | " + " | ".join(keys) + " |", "|---" * (len(keys) + 2) + "|"]
     total = Tally()
     for name, tally in sorted(tallies.items()):

@@ -128,7 +128,16 @@ def test_server_command_serves_the_model_with_function_calling_on_loopback(
         "--n_threads": "2",
         "--host": "127.0.0.1",
         "--port": "8123",
-    }
+    }  # no prompt cache by default (measured slower: benchmarks/bench_prompt_cache.py)
+
+
+def test_a_prompt_cache_is_ram_of_its_size_0_mb_none_and_a_negative_one_an_error(tmp_path: Path) -> None:
+    argv = server_command(tmp_path / "m.gguf", host="h", port=1, prompt_cache_mb=0)
+    assert "--cache" not in argv
+    sized = server_command(tmp_path / "m.gguf", host="h", port=1, prompt_cache_mb=3)
+    assert sized[-6:] == ["--cache", "true", "--cache_type", "ram", "--cache_size", str(3 << 20)]
+    with pytest.raises(ValueError, match="prompt_cache_mb must be 0"):
+        server_command(tmp_path / "m.gguf", host="h", port=1, prompt_cache_mb=-1)
 
 
 def test_log_tail_keeps_the_last_lines(tmp_path: Path) -> None:
@@ -266,6 +275,19 @@ def test_serve_local_rejects_a_timeout_that_is_not_positive(
     assert exited.value.code == 2
     assert "--generation-timeout: expected a positive number of seconds, not '0'" in (
         capsys.readouterr().err
+    )
+
+
+@pytest.mark.parametrize("value", ["-1", "2GB", ""])
+def test_serve_local_rejects_a_prompt_cache_that_is_not_whole_megabytes(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["serve-local", "--prompt-cache-mb", value])
+    assert exited.value.code == 2
+    assert (
+        f"--prompt-cache-mb: {value!r} is not a whole number of megabytes >= 0 (0: no prompt"
+        " cache)" in capsys.readouterr().err
     )
 
 

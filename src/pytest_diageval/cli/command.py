@@ -109,8 +109,9 @@ def _parser() -> argparse.ArgumentParser:
         type=_cache_megabytes,
         default=DEFAULT_PROMPT_CACHE_MB,
         metavar="MB",
-        help="RAM for the prompt cache: a request that shares a prefix with an earlier prompt"
-        f" reads only the rest; 0 turns it off (default {DEFAULT_PROMPT_CACHE_MB})",
+        help="RAM for a prompt cache: a request that shares a prefix with an earlier prompt"
+        f" reads only the rest; 0: none (default {DEFAULT_PROMPT_CACHE_MB}: measured slower on"
+        " 2 cores, see docs/local-model.md)",
     )
     serve.add_argument(
         "--startup-timeout", type=float, default=120.0, help="seconds to wait for the server"

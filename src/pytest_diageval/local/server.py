@@ -72,9 +72,11 @@ LOCAL_EXTRA_HINT = "pip install -e '.[local]'"
 # The executor's system prompt, the tool definitions and a few tool outputs do not fit in the
 # server's default 2048 tokens; Gemma 3 270M itself takes 32k.
 DEFAULT_N_CTX = 16384  # the executor loop outgrew 8192 tokens on a chatty tool result
-DEFAULT_PROMPT_CACHE_MB = 2048
-"""RAM for llama.cpp's prompt cache (``0``: none). One state of an executor prompt of 5,000
-tokens holds about 90 MB of Gemma 3 270M's KV cache; see docs/local-model.md."""
+DEFAULT_PROMPT_CACHE_MB = 0
+"""RAM for llama.cpp's prompt cache (``0``: none, the default). Measured on 2 cores with Gemma 3
+270M (``benchmarks/bench_prompt_cache.py``), the cache made a recording's requests slower, not
+faster: saving a state costs more than the prefixes it restores save (see
+docs/local-model.md)."""
 DEFAULT_STARTUP_TIMEOUT = 120.0
 DEFAULT_STOP_GRACE = 10.0  # seconds between SIGTERM and SIGKILL to the server's process group
 KILL_WAIT = 5.0  # seconds for a SIGKILLed group to be gone (an unreaped orphan never is)

@@ -122,6 +122,28 @@ def test_a_search_for_an_excluded_topic_is_refused_by_the_keyword_that_names_it(
     assert DecodingScope.of(session_scope(query, NAMES)[0]).refusal({"keywords": live}) is None
 
 
+def test_a_call_naming_an_example_subject_is_refused_unless_the_question_asks_about_it() -> None:
+    names = ScopeNames.of(
+        NAMES.services, NAMES.alerts, NAMES.aliases, ["billing-gateway", "HighQueueLag"]
+    )
+    decoding = decoding_scope(session_scope("order-service 为什么慢？", names)[0], names)
+    # Recorded live (five samples): order-service's logs searched for the example's service.
+    copied = {"service": "order-service", "keywords": ["user-service", "Billing-Gateway"]}
+    assert decoding.refusal(copied) == (
+        "scope.out_of_scope_call: keywords=Billing-Gateway is outside the question's scope (it"
+        " names billing-gateway, which only the prompts' worked examples are about); the call was"
+        " not run"
+    )
+    assert "alert_name=HighQueueLag is outside" in (
+        decoding.refusal({"alert_name": "HighQueueLag"}) or ""
+    )
+    assert decoding.refusal({"service": "billing-gateway"}) is not None
+    assert decoding.refusal({"service": "order-service", "keywords": ["gateway"]}) is None
+    # Outside every question, as the claims about them are (ScopeNames.foreign).
+    asked = decoding_scope(session_scope("只确认 billing-gateway 是否有告警", names)[0], names)
+    assert asked.refusal({"service": "billing-gateway"}) is not None
+
+
 def test_a_narrow_question_about_a_service_the_world_lacks_can_still_search_it() -> None:
     query = "只确认 shipping-service 的日志里是否有 HikariCP 记录"
     names = ScopeNames.of([*NAMES.services, "shipping-service"], NAMES.alerts, WORLD.aliases)

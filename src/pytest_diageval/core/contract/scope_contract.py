@@ -92,7 +92,11 @@ class DecodingScope:
     excluded topics as keywords (AND-ed with every other filter), and found nothing.
     ``excluded_in`` finds excluded topics in a keyword (the scope rules' own reading, bound by
     :func:`pytest_diageval.core.scope.session.decoding_scope`): a call searching for one is
-    refused like a call naming an excluded service.
+    refused like a call naming an excluded service. ``foreign`` are the names only the
+    prompts' worked examples are about (a service or alert of their own world): a call whose
+    ``service``, ``alert_name`` or a keyword names one is refused too, since no question asks
+    about them, as no claim may be (recorded live, a model searched order-service's logs for
+    ``billing-gateway``).
     """
 
     services: tuple[str, ...] | None = None
@@ -101,17 +105,22 @@ class DecodingScope:
     excluded: tuple[str, ...] = ()
     by_alert: bool = False
     excluded_in: Callable[[str], Sequence[str]] | None = field(default=None, compare=False)
+    foreign: tuple[str, ...] = ()
 
     @classmethod
     def of(
         cls,
         scope: ScopeContract,
         excluded_in: Callable[[str], Sequence[str]] | None = None,
+        foreign: Sequence[str] = (),
     ) -> DecodingScope:
-        excluded = tuple(scope.excluded)
+        excluded, outside = tuple(scope.excluded), tuple(foreign)
         if not scope.narrow:
             return cls(
-                claim_types=tuple(scope.claim_types), excluded=excluded, excluded_in=excluded_in
+                claim_types=tuple(scope.claim_types),
+                excluded=excluded,
+                excluded_in=excluded_in,
+                foreign=outside,
             )
         return cls(
             services=tuple(scope.services) or None,
@@ -120,11 +129,34 @@ class DecodingScope:
             excluded=excluded,
             by_alert=bool(scope.alerts),
             excluded_in=excluded_in,
+            foreign=outside,
         )
 
     def refusal(self, arguments: Mapping[str, Any]) -> str | None:
         """Why a call with these arguments is outside the scope (None: it is inside)."""
-        return self._named_refusal(arguments) or self._keyword_refusal(arguments.get("keywords"))
+        return (
+            self._named_refusal(arguments)
+            or self._keyword_refusal(arguments.get("keywords"))
+            or self._foreign_refusal(arguments)
+        )
+
+    def _foreign_refusal(self, arguments: Mapping[str, Any]) -> str | None:
+        keywords = arguments.get("keywords")
+        words = [keywords] if isinstance(keywords, str) else keywords
+        named = [(argument, arguments.get(argument)) for argument in _SCOPED_ARGUMENTS] + [
+            ("keywords", word) for word in (words if isinstance(words, list) else [])
+        ]
+        for argument, value in named:
+            if not isinstance(value, str):
+                continue
+            for name in self.foreign:
+                if name.casefold() in value.casefold():
+                    return (
+                        f"{OUT_OF_SCOPE_CALL}: {argument}={value.strip()} is outside the"
+                        f" question's scope (it names {name}, which only the prompts' worked"
+                        " examples are about); the call was not run"
+                    )
+        return None
 
     def _keyword_refusal(self, keywords: Any) -> str | None:
         if self.excluded_in is None or not keywords:

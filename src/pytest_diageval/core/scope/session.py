@@ -159,13 +159,14 @@ def anchored(scope: ScopeContract, names: ScopeNames) -> ScopeContract:
 
 def decoding_scope(scope: ScopeContract, names: ScopeNames) -> DecodingScope:
     """What the session's requests let a model generate, with the scope rules' reading of an
-    excluded topic for the tools' keywords (``不要分析 OOM``: a search for ``oom`` is refused)."""
+    excluded topic for the tools' keywords (``不要分析 OOM``: a search for ``oom`` is refused)
+    and the foreign names (the prompts' example subjects) no call may search for."""
 
     def excluded_in(keyword: str) -> list[str]:
         text = normalise(keyword)
         return excluded_named(text, scope, named_services(text, names.services, names.aliases))
 
-    return DecodingScope.of(scope, excluded_in)
+    return DecodingScope.of(scope, excluded_in, names.foreign)
 
 
 def split_claims(
