@@ -54,18 +54,18 @@ def recorded_requests(paths: list[Path]) -> Iterator[tuple[str, dict[str, Any]]]
 def run(cache_mb: int, requests: list[tuple[str, dict[str, Any]]]) -> dict[str, list[float]]:
     """Seconds and prompt tokens per stage, each request sent once to a fresh server."""
     per_stage: dict[str, list[float]] = {}
-    with LocalServer(prompt_cache_mb=cache_mb, generation_timeout=600) as server:
-        with httpx2.Client(base_url=server.base_url, timeout=900) as client:
-            for stage, body in requests:
-                started = time.perf_counter()
-                response = client.post("/chat/completions", json=body)
-                seconds = time.perf_counter() - started
-                response.raise_for_status()
-                prompt = response.json()["usage"]["prompt_tokens"]
-                totals = per_stage.setdefault(stage, [0, 0.0, 0])
-                totals[0] += 1
-                totals[1] += seconds
-                totals[2] += prompt
+    server = LocalServer(prompt_cache_mb=cache_mb, generation_timeout=600)
+    with server, httpx2.Client(base_url=server.base_url, timeout=900) as client:
+        for stage, body in requests:
+            started = time.perf_counter()
+            response = client.post("/chat/completions", json=body)
+            seconds = time.perf_counter() - started
+            response.raise_for_status()
+            prompt = response.json()["usage"]["prompt_tokens"]
+            totals = per_stage.setdefault(stage, [0, 0.0, 0])
+            totals[0] += 1
+            totals[1] += seconds
+            totals[2] += prompt
     return per_stage
 
 

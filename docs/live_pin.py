@@ -103,10 +103,13 @@ def _round(r: RoundResult) -> str:
         else f"verifier unusable ({(r.verifier_failure or '')[:60].strip()}…)"
     )
     decision = r.decision
+    bounded = (
+        f"; free text at its bound: {', '.join(r.texts_at_bound)}" if r.texts_at_bound else ""
+    )
     return (
         f"Round {r.round}: planner: {plan}{withheld}; executor: {calls}; {made}; gatekeeper"
         f" {gate.severity}{failed}; {verifier}; code {decision.derived_verdict}"
-        f" {decision.derived_score}."
+        f" {decision.derived_score}{bounded}."
     )
 
 

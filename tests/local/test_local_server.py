@@ -131,7 +131,7 @@ def test_server_command_serves_the_model_with_function_calling_on_loopback(
     }  # no prompt cache by default (measured slower: benchmarks/bench_prompt_cache.py)
 
 
-def test_a_prompt_cache_is_ram_of_its_size_0_mb_none_and_a_negative_one_an_error(tmp_path: Path) -> None:
+def test_a_prompt_cache_is_ram_of_its_size_and_0_mb_is_none(tmp_path: Path) -> None:
     argv = server_command(tmp_path / "m.gguf", host="h", port=1, prompt_cache_mb=0)
     assert "--cache" not in argv
     sized = server_command(tmp_path / "m.gguf", host="h", port=1, prompt_cache_mb=3)

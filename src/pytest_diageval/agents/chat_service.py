@@ -240,6 +240,11 @@ class ChatService:
             decision=decision,
             route=route,
             set_aside=split.set_aside,
+            texts_at_bound=[
+                *(f"planner: {text}" for text in planner.texts_at_bound),
+                *(f"executor: {text}" for text in executor.texts_at_bound),
+                *(f"verifier: {text}" for text in verifier.texts_at_bound),
+            ],
         )
         return result, next_context
 

@@ -70,6 +70,9 @@ class RoundResult(_Result):
     route: RouteDecision
     # The claims outside the question's scope: never judged, never shown (the rule and why).
     set_aside: list[SetAsideClaim] = Field(default_factory=list)
+    # The free texts of the round's answers that reached their bound, by stage
+    # ("executor: claims[0].claim_text (128 characters)"): a bounded server cut them there.
+    texts_at_bound: list[str] = Field(default_factory=list)
 
 
 class ChatResult(_Result):
