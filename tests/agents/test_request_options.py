@@ -277,7 +277,6 @@ def test_a_stage_missing_from_the_metadata_keeps_the_defaults() -> None:
     [
         ({}, []),
         ({"temperature": ["0"], "max_tokens": ["executor=schema"]}, []),  # the defaults
-        ({"max_tokens": ["executor=2048"]}, ["--diageval-max-tokens", "executor=2048"]),
         ({"temperature": ["0.7"]}, ["--diageval-temperature", "0.7"]),
         (
             {"temperature": ["grader=0.123456789"]},
@@ -306,6 +305,16 @@ def test_the_command_line_names_only_what_differs_from_the_defaults(
     again = _options(**_grouped(flags))
     for stage in ("planner", "executor", "verifier", "grader"):
         assert again.stage(stage) == options.stage(stage)  # type: ignore[arg-type]
+
+
+def test_the_old_default_number_an_older_recording_kept_is_re_recorded_with_todays() -> None:
+    # Recorded before max_tokens followed the schema: the metadata holds 512 / 2048 / 1536.
+    old = RequestOptions.from_metadata(
+        {"planner": {"max_tokens": 512}, "executor": {"max_tokens": 2048, "temperature": 0.7}}
+    )
+    assert old.command_line() == ["--diageval-temperature", "executor=0.7"]
+    other = RequestOptions.from_metadata({"executor": {"max_tokens": 2047}})
+    assert other.command_line() == ["--diageval-max-tokens", "executor=2047"]
 
 
 def _grouped(flags: list[str]) -> dict[str, list[str]]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
+from pytest_diageval.core.contract.text_bounds import functions_char_bound
 from pytest_diageval.harness.cassettes.rerecord import read_metadata
 from support.fake_openai_server import FakeOpenAIServer
 
@@ -30,10 +31,10 @@ OPTIONS = (
 )
 # What the options above make of every stage's requests.
 EFFECTIVE = {
-    "planner": {"temperature": 0.0, "max_tokens": 512, "extra_body": {"seed": 7}},
-    "executor": {"temperature": 0.7, "max_tokens": 2048, "extra_body": {"seed": 7}},
+    "planner": {"temperature": 0.0, "max_tokens": "schema", "extra_body": {"seed": 7}},
+    "executor": {"temperature": 0.7, "max_tokens": "schema", "extra_body": {"seed": 7}},
     "verifier": {"temperature": 0.0, "max_tokens": "omit", "extra_body": {"seed": 7}},
-    "grader": {"temperature": 0.0, "max_tokens": 512, "extra_body": {"seed": 7}},
+    "grader": {"temperature": 0.0, "max_tokens": "schema", "extra_body": {"seed": 7}},
 }
 
 
@@ -64,8 +65,13 @@ def _sent(server: FakeOpenAIServer) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _parameters(body: dict[str, Any]) -> dict[str, Any]:
-    """Everything of a request body but the conversation and the tools."""
-    return {k: v for k, v in body.items() if k not in ("messages", "tools", "tool_choice")}
+    """Everything of a request body but the conversation and the tools; a ``max_tokens`` that
+    is the longest answer the body's functions admit is shown as ``schema`` (the default)."""
+    found = {k: v for k, v in body.items() if k not in ("messages", "tools", "tool_choice")}
+    message = body.get("tool_choice") in (None, "auto")
+    if found.get("max_tokens") == functions_char_bound(body.get("tools", []), message=message):
+        found["max_tokens"] = "schema"
+    return found
 
 
 def test_a_recording_sends_the_options_per_stage_and_keeps_them_in_the_metadata(
@@ -75,9 +81,9 @@ def test_a_recording_sends_the_options_per_stage_and_keeps_them_in_the_metadata(
 
     result.assert_outcomes(passed=11)
     assert [(stage, _parameters(body)) for stage, body in _sent(server)] == [
-        ("planner", {"model": "m", "max_tokens": 512, "temperature": 0.0, "seed": 7}),
-        ("executor", {"model": "m", "max_tokens": 2048, "temperature": 0.7, "seed": 7}),
-        ("executor", {"model": "m", "max_tokens": 2048, "temperature": 0.7, "seed": 7}),
+        ("planner", {"model": "m", "max_tokens": "schema", "temperature": 0.0, "seed": 7}),
+        ("executor", {"model": "m", "max_tokens": "schema", "temperature": 0.7, "seed": 7}),
+        ("executor", {"model": "m", "max_tokens": "schema", "temperature": 0.7, "seed": 7}),
         ("verifier", {"model": "m", "temperature": 0.0, "seed": 7}),
     ]
     # The extra body comes last, where the SDK's own extra_body merge puts a new key.
@@ -151,10 +157,10 @@ def test_the_default_options_leave_requests_as_before_and_the_command_without_fl
 
     result.assert_outcomes(passed=11)
     assert [(stage, _parameters(body)) for stage, body in _sent(server)] == [
-        ("planner", {"model": "m", "max_tokens": 512, "temperature": 0.0}),
-        ("executor", {"model": "m", "max_tokens": 2048, "temperature": 0.0}),
-        ("executor", {"model": "m", "max_tokens": 2048, "temperature": 0.0}),
-        ("verifier", {"model": "m", "max_tokens": 1536, "temperature": 0.0}),
+        ("planner", {"model": "m", "max_tokens": "schema", "temperature": 0.0}),
+        ("executor", {"model": "m", "max_tokens": "schema", "temperature": 0.0}),
+        ("executor", {"model": "m", "max_tokens": "schema", "temperature": 0.0}),
+        ("verifier", {"model": "m", "max_tokens": "schema", "temperature": 0.0}),
     ]
     metadata = read_metadata(pytester.path / "cassettes" / "sampled.yaml")
     assert metadata is not None
@@ -206,13 +212,13 @@ def test_the_readme_toml_example_records_what_it_says(
     result.assert_outcomes(passed=11)
     sent = [(stage, _parameters(body)) for stage, body in _sent(server)]
     assert sent == [
-        ("planner", {"model": "m", "max_tokens": 512, "temperature": 0.0, "seed": 7}),
-        ("executor", {"model": "m", "max_tokens": 2048, "temperature": 0.7, "seed": 7}),
-        ("executor", {"model": "m", "max_tokens": 2048, "temperature": 0.7, "seed": 7}),
+        ("planner", {"model": "m", "max_tokens": "schema", "temperature": 0.0, "seed": 7}),
+        ("executor", {"model": "m", "max_tokens": "schema", "temperature": 0.7, "seed": 7}),
+        ("executor", {"model": "m", "max_tokens": "schema", "temperature": 0.7, "seed": 7}),
         (
             "verifier",
             {
-                **{"model": "m", "max_tokens": 1536, "temperature": 0.0},
+                **{"model": "m", "max_tokens": "schema", "temperature": 0.0},
                 **{"seed": 7, "reasoning_effort": "high"},
             },
         ),
@@ -229,7 +235,8 @@ def test_the_readme_toml_example_records_what_it_says(
         ),
         (
             ["--diageval-max-tokens", "verifier=1.5"],
-            "argument --diageval-max-tokens: 'verifier=1.5': expected a whole number >= 1 or omit",
+            "argument --diageval-max-tokens: 'verifier=1.5': expected a whole number >= 1,"
+            " schema or omit",
         ),
         (
             ["--diageval-extra-body", "executor={seed: 7}"],

@@ -179,8 +179,7 @@ class RequestOptions:
         effective = {stage: self.stage(stage) for stage in STAGES}
         for kind, flag in OPTION_FLAGS.items():
             values = {stage: getattr(options, kind) for stage, options in effective.items()}
-            defaults = {stage: getattr(_DEFAULTS.stage(stage), kind) for stage in STAGES}
-            changed = [stage for stage in STAGES if values[stage] != defaults[stage]]
+            changed = [stage for stage in STAGES if not _is_default(kind, stage, values[stage])]
             shown = {stage: _entry_text(kind, values[stage]) for stage in changed}
             if len(changed) == len(STAGES) and len(set(shown.values())) == 1:
                 parts += [flag, shown[STAGES[0]]]
@@ -191,6 +190,15 @@ class RequestOptions:
 
 
 _DEFAULTS = RequestOptions()
+
+
+def _is_default(kind: OptionKind, stage: Stage, value: Any) -> bool:
+    """Whether ``value`` is what ``stage`` sends without the option: for ``max_tokens`` also the
+    stage's number a recording made before :data:`FROM_SCHEMA` was the default kept in its
+    metadata (so its re-record command asks for today's default, not the old constant)."""
+    if kind == "max_tokens" and value == STAGE_MAX_TOKENS[stage]:
+        return True
+    return bool(value == getattr(_DEFAULTS.stage(stage), kind))
 
 
 def _pick(entries: Mapping[Target, Any], stage: Stage, default: Any) -> Any:

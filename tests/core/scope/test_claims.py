@@ -85,7 +85,9 @@ def _found(path: Path) -> dict[tuple[str, str], list[str]]:
 
 
 # What the scope rules find in each live scenario's recorded claims (re-recorded on 2026-12-03
-# after the contract's ids became names; the six alert questions on 2026-12-04).
+# after the contract's ids became names; the six alert questions on 2026-12-04; five on
+# 2026-12-05 with free text bounded: forged-trap, matrix 05, payment-oom, payment-redis,
+# user-slow-query).
 # billing-gateway / HighQueueLag are the prompts' example world's: a claim naming them copied an
 # example and is outside every question. Reviewed claim by claim: every billing-gateway /
 # HighQueueLag claim is out of scope (user-service "存在 HighQueueLag 告警" too: the alert is the
@@ -93,7 +95,7 @@ def _found(path: Path) -> dict[tuple[str, str], list[str]]:
 # names only the question's subject (or nothing: an empty claim text, a log line).
 EXPECTED: dict[str, dict[tuple[str, str], list[str]]] = {
     "live-forged-trap": {
-        ('billing-gateway ', 'observation'): OUT,
+        ('service 未找到匹配的日志', 'observation'): [],  # names no subject at all
     },
     "live-high-memory": {
         ('order-service 在H', 'observation'): [],
@@ -123,16 +125,14 @@ EXPECTED: dict[str, dict[tuple[str, str], list[str]]] = {
     },
     "live-narrow-forbidden": {},
     "live-payment-oom-logs": {
-        ('Billing-Gateway ', 'observation'): OUT,
-        ('Billing Gateway ', 'observation'): OUT,
+        ('billing-gateway ', 'observation'): OUT,
     },
     "live-payment-redis-not-cpu": {
         ('billing-gateway ', 'observation'): OUT,
     },
     "live-user-slow-query-logs": {
-        ('user-service 正在 ', 'observation'): OUT,
-        ('user-service 在 1', 'negative_observation'): OUT,
-        ('billing-gateway ', 'observation'): OUT,
+        ('BillingGateway 存', 'observation'): OUT,  # billing-gateway without its hyphen
+        ('HighQueueLag fir', 'observation'): OUT,
     },
 }  # fmt: skip
 
@@ -164,6 +164,7 @@ def test_a_claim_about_the_prompts_example_subjects_is_out_of_scope_whatever_is_
     # foreign names, its recorded "Billing-Gateway 有服务…" claim was in scope.
     for query in ("只确认 HighCPUUsage", "现在系统有哪些告警？", "只确认 order-service 的告警"):
         assert _rules(query, "observation", "Billing-Gateway 有服务") == OUT
+        assert OUT[0] in _rules(query, "observation", "BillingGateway 存在 1 告警的 资源 堆栈")
         assert _rules(query, "observation", "存在 HighQueueLag 告警，积压 1840 条") == OUT
     assert (
         _rules("现在系统有哪些告警？", "observation", "payment-service 存在 HighCPUUsage 告警")

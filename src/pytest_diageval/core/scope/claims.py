@@ -192,4 +192,11 @@ def _outside_topics(topics: Sequence[str], scope: ScopeContract) -> list[str]:
 
 
 def _names(text: str, name: str) -> bool:
-    return re.search(re.escape(normalise(name)), text) is not None
+    """Whether the normalised ``text`` names ``name`` in any spelling of its parts: recorded,
+    billing-gateway came back as "Billing Gateway", "Billing-Gateway" and "BillingGateway"."""
+    return _compact(normalise(name)) in _compact(text)
+
+
+def _compact(text: str) -> str:
+    """``text`` without separators (spaces, hyphens, underscores, dots)."""
+    return re.sub(r"[\s\-_.]+", "", text)
