@@ -69,10 +69,10 @@ def test_a_recording_stores_endpoint_model_timeout_and_world_but_never_the_key(
         "world": "default",  # what `diageval scaffold` replays the cassette on
         # Every stage's request options, the defaults here: a replay sends them again.
         "request_options": {
-            "planner": {"temperature": 0.0, "max_tokens": 512},
-            "executor": {"temperature": 0.0, "max_tokens": 2048},
-            "verifier": {"temperature": 0.0, "max_tokens": 1536},
-            "grader": {"temperature": 0.0, "max_tokens": 512},
+            "planner": {"temperature": 0.0, "max_tokens": "schema"},
+            "executor": {"temperature": 0.0, "max_tokens": "schema"},
+            "verifier": {"temperature": 0.0, "max_tokens": "schema"},
+            "grader": {"temperature": 0.0, "max_tokens": "schema"},
         },
     }
     assert KEY not in text

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
+from pytest_diageval.core.contract.text_bounds import functions_char_bound
 from support.fake_openai_server import FakeOpenAIServer
 from support.html_page import parse_html
 
@@ -255,7 +256,8 @@ def test_the_grader_is_recorded_with_its_header_and_replays_offline(
     assert grader["request"]["headers"]["x-diageval-stage"] == ["grader"]
     body = json.loads(grader["request"]["body"])
     assert body["messages"][1]["content"].startswith(f"<rubric_criteria>{CRITERIA}</")
-    assert body["max_tokens"] == 512
+    # the longest answer the grader's function admits (its reasons at their bound)
+    assert body["max_tokens"] == functions_char_bound(body["tools"], message=False) == 1032
     answer = json.loads(grader["response"]["body"]["string"])
     arguments = json.loads(
         answer["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
