@@ -23,7 +23,11 @@ tests it without the ``local`` extra:
   converter ignores an integer's ``minimum``/``maximum`` (a model sent ``limit:
   2000000000000000``), so a bounded integer of at most :data:`MAX_ENUM_RANGE` values becomes an
   ``enum`` of them, and a number bounded within [0, 1] (a score) an ``enum`` of the tenths in
-  its bounds. The prompt keeps showing the schema as sent;
+  its bounds; every free-text string a marker of its bound. The prompt keeps showing the
+  schema as sent;
+* :func:`bounded_grammar` / :func:`message_grammar`: every free-text string, and a plain
+  message, ends at its bound (``core.contract.text_bounds``), carried by blocks of 16
+  characters and a tail instead of a rule per character;
 * :func:`strict_string_grammar`: the converter's grammar with JSON's own string characters.
   llama-cpp-python 0.3.36's converter (unlike llama.cpp's) lets a string hold any character but
   ``"`` and ``\\``, so a model wrote raw newlines into a string and the arguments were not JSON;
