@@ -42,7 +42,6 @@ kept for the audit).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, TypeVar, cast
@@ -68,6 +67,7 @@ from pytest_diageval.agents.request_options import (
     STAGES,
     RequestOptions,
     Stage,
+    StageOptions,
 )
 from pytest_diageval.agents.structured_output import (
     CUT_OFF_REASON,
@@ -249,14 +249,14 @@ class LLM:
         request: dict[str, Any] = {
             "model": self.config.model,
             "messages": [dict(message) for message in messages],
-            **self._stage_params(stage),
+            **self._stage_params(options := self._options(stage)),
             "extra_headers": headers,
         }
         if tools is not None:
             request["tools"] = [dict(tool) for tool in tools]
         if tool_choice is not None:
             request["tool_choice"] = tool_choice
-        self._bound_tokens(request, stage)
+        _bound_tokens(request, options, stage)
         return self._create(request, stage=stage, round=round)
 
     def structured(
@@ -287,13 +287,13 @@ class LLM:
         prepared, additions = structured_request(response_model)
         request: dict[str, Any] = {
             "model": self.config.model,
-            **self._stage_params(stage),
+            **self._stage_params(options := self._options(stage)),
             "extra_headers": headers,
             **(additions if parameters is None else with_parameters(additions, parameters)),
             # A list of our own: instructor's re-ask appends to it.
             "messages": converted_messages(messages),
         }
-        self._bound_tokens(request, stage)
+        _bound_tokens(request, options, stage)
         attempts = 1 + self.config.structured_max_retries
         for attempt in range(1, attempts + 1):
             completion = self._create(request, stage=stage, round=round)
@@ -311,32 +311,20 @@ class LLM:
                 request = reask_request(request, completion, problem)
             else:
                 if at_bound is not None:
-                    at_bound.extend(_texts_at_bound(completion, request))
+                    at_bound.extend(_texts_at_bound(parsed, request))
                 return cast(ModelT, parsed)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _stage_params(self, stage: Stage) -> dict[str, Any]:
+    def _options(self, stage: Stage) -> StageOptions:
+        return self.config.request_options.stage(stage, self.config.temperature)
+
+    @staticmethod
+    def _stage_params(options: StageOptions) -> dict[str, Any]:
         """The stage's ``temperature`` and ``max_tokens`` (unless left out) and its extra body."""
-        options = self.config.request_options.stage(stage, self.config.temperature)
         params = options.params()
         if options.extra_body:
             params["extra_body"] = dict(options.extra_body)
         return params
-
-    def _bound_tokens(self, request: dict[str, Any], stage: Stage) -> None:
-        """``max_tokens`` from the offered functions' schemas when the stage's option is
-        :data:`FROM_SCHEMA` (the default; see ``core.contract.text_bounds``); a request
-        offering no function takes :data:`STAGE_MAX_TOKENS`."""
-        options = self.config.request_options.stage(stage, self.config.temperature)
-        if options.max_tokens != FROM_SCHEMA:
-            return
-        tools = request.get("tools") or []
-        choice = request.get("tool_choice")
-        request["max_tokens"] = (
-            functions_char_bound(tools, message=choice in (None, "auto"))
-            if tools
-            else STAGE_MAX_TOKENS[stage]
-        )
 
     def _create(self, request: Mapping[str, Any], *, stage: Stage, round: int) -> ChatCompletion:
         """One completion for a structured answer; nothing usable is :class:`LLMUnavailable`.
@@ -391,17 +379,27 @@ _BODY_KEYS = tuple(CompletionCreateParamsNonStreaming.__annotations__)
 _REQUEST_KEYS = frozenset(_BODY_KEYS) - {"stream"} | {"extra_headers", "extra_body"}
 
 
-def _texts_at_bound(completion: ChatCompletion, request: Mapping[str, Any]) -> list[str]:
-    """The free texts of a forced call's arguments that reached their bound."""
-    arguments = raw_text(completion)
+def _bound_tokens(request: dict[str, Any], options: StageOptions, stage: Stage) -> None:
+    """``max_tokens`` from the offered functions' schemas when the stage's option is
+    :data:`FROM_SCHEMA` (the default; see ``core.contract.text_bounds``); a request offering no
+    function takes :data:`STAGE_MAX_TOKENS`."""
+    if options.max_tokens != FROM_SCHEMA:
+        return
     tools = request.get("tools") or []
-    if arguments is None or len(tools) != 1:
+    request["max_tokens"] = (
+        functions_char_bound(tools, message=request.get("tool_choice") in (None, "auto"))
+        if tools
+        else STAGE_MAX_TOKENS[stage]
+    )
+
+
+def _texts_at_bound(parsed: BaseModel, request: Mapping[str, Any]) -> list[str]:
+    """The free texts of a valid forced answer that reached their bound (read from the parsed
+    answer: its fields are the forced function's properties)."""
+    tools = request.get("tools") or []
+    if len(tools) != 1:
         return []
-    try:
-        value = json.loads(arguments)
-    except ValueError:
-        return []
-    return texts_at_bound(value, tools[0]["function"].get("parameters") or {})
+    return texts_at_bound(parsed.model_dump(), tools[0]["function"].get("parameters") or {})
 
 
 def post_completion(client: openai.OpenAI, request: Mapping[str, Any]) -> ChatCompletion:

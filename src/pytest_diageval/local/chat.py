@@ -345,14 +345,24 @@ def bounded_text_rules(bound: int) -> str:
     tail of at most 16, about ``bound / 16 + 16`` rules where a ``maxLength`` makes ``bound``."""
     if bound < TEXT_BLOCK or bound % TEXT_BLOCK:
         raise ValueError(f"a text bound is a positive multiple of {TEXT_BLOCK}, got {bound}")
-    blocks = _optional_repeats("text-block", bound // TEXT_BLOCK - 1)
-    tail = _optional_repeats("text-char", TEXT_BLOCK)
-    return f'text-{bound} ::= "\\"" {blocks} {tail} "\\"" text-space\n'.replace("  ", " ")
+    return f'text-{bound} ::= "\\"" {_up_to(bound, "text")} "\\"" text-space\n'
 
 
-def _optional_repeats(item: str, count: int) -> str:
-    """``(a (a (a)?)?)?``: zero to ``count`` of ``item`` (the converter's own form)."""
-    return (f"({item} " * count).rstrip() + (")?" * count) if count else ""
+def _up_to(bound: int, prefix: str) -> str:
+    """Zero to ``bound`` of ``<prefix>-char``: up to ``bound / 16 - 1`` of ``<prefix>-block``
+    (16 characters), then a tail of up to 16 characters; nested optionals, the converter's own
+    form (``(a (a (a)?)?)?``)."""
+
+    def optional(item: str, count: int) -> str:
+        return (f"({item} " * count).rstrip() + (")?" * count) if count else ""
+
+    blocks = optional(f"{prefix}-block", bound // TEXT_BLOCK - 1)
+    tail = optional(f"{prefix}-char", TEXT_BLOCK)
+    return f"{blocks} {tail}".strip()
+
+
+def _block_rule(prefix: str) -> str:
+    return f"{prefix}-block ::= {' '.join([f'{prefix}-char'] * TEXT_BLOCK)}\n"
 
 
 def bounded_grammar(gbnf: str) -> str:
@@ -370,19 +380,17 @@ def bounded_grammar(gbnf: str) -> str:
     if not bounds:
         return bounded
     rules = "".join(bounded_text_rules(bound) for bound in bounds)
-    block = " ".join(["text-char"] * TEXT_BLOCK)
     return (
-        f"{bounded.rstrip()}\n{rules}text-block ::= {block}\n"
+        f"{bounded.rstrip()}\n{rules}{_block_rule('text')}"
         f'text-char ::= {STRICT_STRING_CHAR}\ntext-space ::= " "?\n'
     )
 
 
 def message_grammar(bound: int = MESSAGE_CHARS) -> str:
     """GBNF of a plain message of at most ``bound`` characters (any but NUL)."""
-    blocks = _optional_repeats("message-block", bound // TEXT_BLOCK - 1)
-    tail = _optional_repeats("message-char", TEXT_BLOCK)
-    block = " ".join(["message-char"] * TEXT_BLOCK)
-    return f"root ::= {blocks} {tail}\nmessage-block ::= {block}\nmessage-char ::= [^\\x00]\n"
+    return (
+        f"root ::= {_up_to(bound, 'message')}\n{_block_rule('message')}message-char ::= [^\\x00]\n"
+    )
 
 
 # One character of a JSON string as a GBNF rule body. llama-cpp-python 0.3.36's converter

@@ -19,6 +19,10 @@ from pytest_diageval.core.contract.text_bounds import (
     text_bound,
     texts_at_bound,
 )
+from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
+from pytest_diageval.core.evidence.store import Store
+from pytest_diageval.core.evidence.tools import Toolbox
+from pytest_diageval.core.evidence.world import default_world
 
 
 def test_every_bound_is_whole_blocks_and_below_what_the_parser_accepts() -> None:
@@ -83,10 +87,26 @@ def test_the_longest_answer_counts_keys_values_lists_and_unions() -> None:
 
 
 def test_a_contract_bound_grows_with_what_it_may_cite() -> None:
+    store = Store()
+    store.create_session("s", "q", "2026-07-08T11:17:00+08:00")
+    recorder = ToolInvocationRecorder(store, Toolbox(default_world()), "s")
+    recorder.call("query_metrics", {"service": "order-service"}, round=1)
     nothing_cited = answer_char_bound(contract_parameters([]))
-    assert 1500 < nothing_cited < 3000
+    one_alert = answer_char_bound(contract_parameters(store.list_invocations("s")))
+    # Each claim (3) and the action (1) may now bind up to 3 citations of that alert, where
+    # none were offered: each binding is its keys with ": " and ", ", its constants and its
+    # excerpt at its bound, and a list separator.
+    binding = (
+        2
+        + (len('"tool_name"') + 4 + len('"query_metrics"'))
+        + (len('"source_invocation_id"') + 4 + len("1"))
+        + (len('"raw_path"') + 4 + len('"$.alerts[0]"'))
+        + (len('"evidence_excerpt"') + 4 + TEXT_BOUNDS["evidence_excerpt"] + 2)
+    )
+    assert one_alert - nothing_cited == 4 * 3 * (binding + 2)
     tools = [{"type": "function", "function": {"parameters": contract_parameters([])}}]
     assert functions_char_bound(tools, message=False) == nothing_cited
+    assert functions_char_bound(tools, message=True) == nothing_cited  # longer than a message
     assert functions_char_bound([], message=True) == MESSAGE_CHARS
 
 
