@@ -18,7 +18,9 @@ cassette holds every round of every sample), whether the model's output equals a
   ``证书过期`` …) appears in the plan, in an evidence call's ``service`` / ``alert_name``, in a
   call's ``keywords``, or in a claim text, while the round's question does not name it (the
   copy that equality misses: the question's service with the example's alert);
-  **subject_any**: any of the four.
+  **subject_any**: any of the four. The subjects are those of the prompts' examples and, always,
+  the services and alerts of the former examples' world (``agents/prompts/example-world.yaml``):
+  prompts that show no example still count a copy of the ones earlier prompts showed.
 
 The example values are read from the prompts, never typed here: by default from the system
 prompt each recorded request carried (what the model saw, so old cassettes are measured
@@ -43,6 +45,7 @@ from typing import Any
 
 import yaml
 
+from pytest_diageval.agents.prompts import example_subjects
 from pytest_diageval.core.text.key_facts import extract
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -237,7 +240,8 @@ def copied(current: Round, examples: Examples) -> dict[str, bool]:
 def subjects_named(current: Round, examples: Examples) -> dict[str, bool]:
     """Whether an example subject the question does not name appears in each part."""
     question = current.question.lower()
-    subjects = [s.lower() for s in examples.subjects if s.strip() and s.lower() not in question]
+    every = examples.subjects.union(*example_subjects())
+    subjects = [s.lower() for s in every if s.strip() and s.lower() not in question]
 
     def names(texts: Iterable[str]) -> bool:
         return any(subject in text.lower() for text in texts for subject in subjects)

@@ -12,7 +12,7 @@ and prints one row per scenario (seconds for its three samples, and per sample) 
 It **rewrites the scenarios' cassettes**: run it on a clone, or re-pin afterwards with
 ``docs/live_pin.py``.
 
-    python benchmarks/bench_recording.py [--base-url URL] SCENARIO.yaml [...]
+    python benchmarks/bench_recording.py [--base-url URL] [--samples N] SCENARIO.yaml [...]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = 3
 
 
-def record(scenario: Path, base_url: str) -> tuple[float, int]:
+def record(scenario: Path, base_url: str, samples: int = SAMPLES) -> tuple[float, int]:
     """Seconds to record ``scenario``'s samples, and pytest's exit code."""
     command = [
         sys.executable,
@@ -40,7 +40,7 @@ def record(scenario: Path, base_url: str) -> tuple[float, int]:
         "no:cacheprovider",
         str(scenario),
         "--diageval-record=rewrite",
-        f"--diageval-repeat={SAMPLES}",
+        f"--diageval-repeat={samples}",
         "--diageval-temperature=0.7",
         f"--diageval-base-url={base_url}",
         "--diageval-model=gemma3-270m",
@@ -56,16 +56,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("scenarios", nargs="+", type=Path)
     parser.add_argument("--base-url", default="http://127.0.0.1:18080/v1")
+    parser.add_argument("--samples", type=int, default=SAMPLES, help="samples per scenario")
     args = parser.parse_args(argv)
-    print(f"| scenario | seconds ({SAMPLES} samples) | per sample | pytest exit |")
+    print(f"| scenario | seconds ({args.samples} samples) | per sample | pytest exit |")
     print("|---|---|---|---|")
     per_scenario = []
     for scenario in args.scenarios:
-        seconds, code = record(scenario, args.base_url)
+        seconds, code = record(scenario, args.base_url, args.samples)
         per_scenario.append(seconds)
-        print(f"| {scenario.stem} | {seconds:.0f} | {seconds / SAMPLES:.0f} | {code} |", flush=True)
+        per_sample = seconds / args.samples
+        print(f"| {scenario.stem} | {seconds:.0f} | {per_sample:.0f} | {code} |", flush=True)
     median = statistics.median(per_scenario)
-    print(f"| **median** | {median:.0f} | {median / SAMPLES:.0f} | |")
+    print(f"| **median** | {median:.0f} | {median / args.samples:.0f} | |")
     return 0
 
 

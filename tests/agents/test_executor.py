@@ -75,29 +75,42 @@ def test_budget_of_tool_calls_ends_the_loop_with_a_request_forcing_the_contract(
     assert run.stop_reason == "budget_exhausted"
 
 
-def test_every_turn_offers_the_evidence_tools_and_the_submit_function_and_requires_a_call() -> None:
+EVIDENCE_TOOLS = ["query_metrics", "query_logs", "lookup_knowledge", "get_current_time"]
+
+
+def test_every_turn_requires_a_call_and_the_contract_is_offered_once_a_call_was_made() -> None:
     entries = [
         {"stage": "executor", "tool_calls": [LOGS]},
         {"stage": "executor", "content": CONTRACT},
     ]
     run, transport, _ = execute(entries, ExecutorBudget())
-    for request in transport.requests:
-        assert request.body["tool_choice"] == "required"
-        assert offered_names(request.body) == [
-            "query_metrics",
-            "query_logs",
-            "lookup_knowledge",
-            "get_current_time",
-            SUBMIT_CONTRACT_FUNCTION,
-        ]
+    assert [request.body["tool_choice"] for request in transport.requests] == ["required"] * 2
+    first, second = (offered_names(request.body) for request in transport.requests)
+    assert first == EVIDENCE_TOOLS  # nothing to cite yet: a model cannot submit at once
+    assert second == [*EVIDENCE_TOOLS, SUBMIT_CONTRACT_FUNCTION]
     assert run.stop_reason == "submitted"  # the contract came back as a call, not as text
     assert (run.turns, len(transport.requests)) == (2, 2)
     assert json.loads(run.final_answer) == CONTRACT
 
 
+def test_a_refused_first_call_still_opens_the_contract() -> None:
+    """A call the tools refused is a call made: the model may then submit what it has (no
+    citation), rather than spend the budget on calls it cannot make."""
+    bad = {"name": "query_traces", "arguments": {"service": "order-service"}}
+    entries = [
+        {"stage": "executor", "tool_calls": [bad]},
+        {"stage": "executor", "content": CONTRACT},
+    ]
+    run, transport, store = execute(entries, ExecutorBudget())
+    assert store.list_invocations("s") == []
+    assert offered_names(transport.requests[1].body)[-1] == SUBMIT_CONTRACT_FUNCTION
+    assert run.stop_reason == "submitted"
+
+
 def test_the_submit_schema_grows_with_the_invocations_of_the_session() -> None:
     entries = [
         {"stage": "executor", "tool_calls": [LOGS]},
+        {"stage": "executor", "tool_calls": [{**LOGS, "arguments": {"service": "order-service"}}]},
         {"stage": "executor", "content": CONTRACT},
     ]
     _, transport, _ = execute(entries, ExecutorBudget())
@@ -106,11 +119,11 @@ def test_the_submit_schema_grows_with_the_invocations_of_the_session() -> None:
         submit = body["tools"][-1]["function"]["parameters"]
         return submit["properties"]["claims"]["items"]["properties"]["evidence_bindings"]
 
-    assert bindings(transport.requests[0].body)["maxItems"] == 0  # nothing to cite yet
     only = bindings(transport.requests[1].body)["items"]
     assert only["properties"]["source_invocation_id"] == {"type": "integer", "const": 1}
     assert only["properties"]["tool_name"] == {"type": "string", "const": "query_logs"}
     assert only["properties"]["raw_path"] == {"type": "string", "enum": ["$.logs"]}
+    assert bindings(transport.requests[2].body) != bindings(transport.requests[1].body)
 
 
 def test_a_verbatim_repeat_of_a_refused_call_is_answered_then_cut_off() -> None:

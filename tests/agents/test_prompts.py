@@ -1,14 +1,10 @@
-"""The prompts teach by concrete worked examples, never by a template a small model copies.
+"""The prompts teach by rules and the function schemas, with nothing a small model can copy.
 
-Gemma 3 270M answered ``{"plan": "‹一句话计划>", …}`` and verified the fact ``‹事实>``: it
-copied the prompts' placeholder slots verbatim. So every prompt file of the package is linted
-here (no ``‹``/``›``, no ``<…>`` slot besides the data tags the code really sends, every ``{…}``
-a JSON example that parses and holds no ``A|B|C`` choice or ``...`` value), and each prompt's
-worked example is checked against the code: it parses as the model it teaches, and the
-executor's example is true of the default world (its tool outputs are what the tools return,
-its citations pass the gatekeeper, the verifier example's trace refs are the session's).
-The examples live in a world of their own (``agents/prompts/example-world.yaml``) whose subjects no
-scenario question names, so that copying them is never an answer (issue 25 part 4).
+A small model copies what a prompt shows: placeholder slots (``‹一句话计划>``) and worked
+examples' subjects alike. So every prompt file of the package is linted here (no ``‹``/``›``,
+no ``<…>`` slot besides the data tags the code really sends, every ``{…}`` a JSON example that
+parses and holds no ``A|B|C`` choice or ``...`` value), carries no worked example, and names
+no service, alert or alias of any world.
 """
 
 from __future__ import annotations
@@ -17,35 +13,25 @@ import json
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-import jsonschema
 import pytest
-import yaml
 
 from pytest_diageval.agents.grader import GRADER_REASON_CHARS, GRADER_REASONS_MAX, GraderOutput
 from pytest_diageval.agents.prompts import load_prompt
 from pytest_diageval.agents.structured_output import structured_request
-from pytest_diageval.agents.tool_calls import tool_reply
-from pytest_diageval.core.contract.contract_schema import contract_parameters
+from pytest_diageval.core.contract.contract_schema import submit_contract_tool
 from pytest_diageval.core.contract.contracts import (
     PLAN_STEPS_MAX,
-    ExecutorContract,
     Plan,
     VerifierOutput,
 )
-from pytest_diageval.core.contract.scope_contract import DecodingScope
-from pytest_diageval.core.contract.verifier_schema import constrain_verifier_parameters
-from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
-from pytest_diageval.core.evidence.store import Store
-from pytest_diageval.core.evidence.tool_arguments import constrained_tool_definitions
-from pytest_diageval.core.evidence.tools import TOOL_NAMES, Toolbox
-from pytest_diageval.core.evidence.trace_summary import summarize_invocations
+from pytest_diageval.core.evidence.tool_arguments import TOOL_DEFINITIONS
+from pytest_diageval.core.evidence.tools import TOOL_NAMES
 from pytest_diageval.core.evidence.world import default_world, load_world
-from pytest_diageval.core.judge.claim_support import claim_ceilings
-from pytest_diageval.core.judge.gatekeeper import Gatekeeper
-from pytest_diageval.core.scope.session import ScopeNames, session_scope, split_claims
-from support.shipped import shipped_scenario_paths
+from support.shipped import shipped_files
+
+ROOT = Path(__file__).resolve().parents[2]
 
 GENERIC_VERIFIER = structured_request(VerifierOutput)[1]["tools"][0]["function"]["parameters"]
 DATA_TAGS = frozenset(
@@ -193,192 +179,60 @@ def test_the_lint_allows_the_data_tags_and_json_examples() -> None:
     assert prompt_problems(text) == []
 
 
-# --------------------------------------------------------------------------- the examples
+# --------------------------------------------------------------------------- nothing to copy
 
 
-def _example_after(text: str, marker: str) -> Any:
-    start = text.index("{", text.index(marker))
-    return json.JSONDecoder().raw_decode(text, start)[0]
+def _world_subjects(world: Any) -> set[str]:
+    """A world's services, alert names and aliases: what a question can be about."""
+    names = {a.service for a in world.alerts} | {a.alert_name for a in world.alerts}
+    names |= {log.service for log in world.logs}
+    return names | {alias for aliases in world.aliases.values() for alias in aliases}
 
 
-def _examples(agent: Any) -> list[str]:
-    """The prompt's worked examples, one text each (``### 示例 N`` sections)."""
-    return load_prompt(agent).split("### 示例 ")[1:]
-
-
+WORLD_FILES = shipped_files("scenarios/worlds", "*.yaml")
 EXAMPLE_WORLD = load_world(
     Path(str(resources.files("pytest_diageval.agents").joinpath("prompts", "example-world.yaml")))
 )
 
 
-def test_the_examples_subjects_are_of_their_own_world_and_no_question_names_them() -> None:
-    """Issue 25: a live model copied the old example (the suite's own subjects) in 16 of 16
-    rounds. The examples' services and alerts are the example world's, absent from the
-    default world and from every scenario's question."""
-    subjects = {a.service for a in EXAMPLE_WORLD.alerts} | {
-        log.service for log in EXAMPLE_WORLD.logs
-    }
-    subjects |= {a.alert_name for a in EXAMPLE_WORLD.alerts}
-    assert subjects == {"billing-gateway", "search-indexer", "HighQueueLag"}
-    default = default_world()
-    default_subjects = {a.service for a in default.alerts} | {a.alert_name for a in default.alerts}
-    assert not subjects & (default_subjects | {log.service for log in default.logs})
-    questions = [
-        str(yaml.safe_load(path.read_text("utf-8")).get("query", ""))
-        for path in shipped_scenario_paths()
-        if "query:" in path.read_text("utf-8")
-    ]
-    assert len(questions) > 100
-    assert [q for q in questions if any(name in q for name in subjects)] == []
+def _offered_functions() -> dict[str, str]:
+    """Every function a stage offers a model, as the JSON it reads (descriptions included)."""
+    offered = [*TOOL_DEFINITIONS, submit_contract_tool([])]
+    offered += [structured_request(m)[1]["tools"][0] for m in (Plan, VerifierOutput, GraderOutput)]
+    return {tool["function"]["name"]: json.dumps(tool, ensure_ascii=False) for tool in offered}
+
+
+def test_no_prompt_or_function_names_a_subject_of_any_world() -> None:
+    """A prompt or a function definition shows a small model no service, alert or alias to
+    copy: not the default world's, not a scenario world's, not the former examples' (whose
+    names the scope still refuses and ``bench_copying.py`` still counts)."""
+    worlds = [default_world(), EXAMPLE_WORLD, *(load_world(path) for path in WORLD_FILES)]
+    subjects = set().union(*(_world_subjects(world) for world in worlds))
+    assert {"order-service", "billing-gateway", "HighQueueLag", "shipping-service"} <= subjects
+    assert len(WORLD_FILES) >= 5
+    texts = {agent: load_prompt(agent) for agent in PROMPTS} | _offered_functions()
+    assert len(texts) == len(PROMPTS) + 8
+    for name, text in texts.items():
+        assert sorted(subject for subject in subjects if subject in text) == [], name
+
+
+def test_no_prompt_carries_a_worked_example() -> None:
+    """The function schemas (and the local server's grammar) teach the format; a worked
+    example only offers content to copy."""
     for agent in PROMPTS:
         text = load_prompt(agent)
-        assert [name for name in sorted(default_subjects) if name in text] == [], agent
-        assert "billing-gateway" in text, agent
+        assert "示例" not in text.replace("不含任何示例内容", ""), agent
+        assert json_examples(text) == [], agent
 
 
-def test_the_planner_examples_are_plans_within_the_schema_caps() -> None:
-    assert f"steps 最多 {PLAN_STEPS_MAX} 条" in load_prompt("planner")  # the schema's cap
-    plans = [Plan.model_validate(_example_after(text, "输出：")) for text in _examples("planner")]
-    assert [plan.steps for plan in plans] == [
-        ["用 query_metrics 查询 billing-gateway 的 HighQueueLag 告警"],
-        ["用 query_logs 按关键词“证书过期”和“certificate expired”检索 search-indexer 的日志"],
-    ]
+def test_the_planner_prompt_states_the_schemas_step_cap() -> None:
+    assert f"steps 最多 {PLAN_STEPS_MAX} 条" in load_prompt("planner")
 
 
-def test_the_grader_example_is_a_grader_output_within_its_caps() -> None:
-    prompt = load_prompt("grader")
-    # The prompt states the model's caps, and its example is a GraderOutput within them.
-    assert f"1 到 {GRADER_REASONS_MAX} 条简短理由" in prompt
-    assert f"不超过 {GRADER_REASON_CHARS} 个字符" in prompt
-    output = GraderOutput.model_validate(_example_after(prompt, "输出："))
-    assert output.score == 0.9
-    assert len(output.reasons) == 3
-    assert "<grader_input>" in prompt
-    assert "<rubric_criteria>" in prompt
-
-
-CALL = re.compile(r"第 (\d) 次调用 ([a-z_]+)，参数 ")
-SHOWN_OUTPUT = re.compile(
-    r'<tool_output source_invocation_id="(\d+)" tool_name="([a-z_]+)">(.*?)</tool_output>'
-)
-
-
-class Example(NamedTuple):
-    query: str
-    calls: list[tuple[str, dict[str, Any]]]
-    shown: list[Any]
-    submitted: Any
-
-
-def _executor_examples() -> list[Example]:
-    examples = []
-    for text in _examples("executor"):
-        calls = [
-            (m[2], json.JSONDecoder().raw_decode(text, m.end())[0]) for m in CALL.finditer(text)
-        ]
-        shown = [json.loads(match[3]) for match in SHOWN_OUTPUT.finditer(text)]
-        query = text.split("用户问题：", 1)[1].split("\n", 1)[0]
-        submitted = _example_after(text, "次调用 submit_evidence_contract，参数：")
-        examples.append(Example(query, calls, shown, submitted))
-    return examples
-
-
-def _example_session(example: Example) -> Store:
-    """An example's tool calls, run against the example world in session ``s``."""
-    store = Store()
-    store.create_session("s", example.query, EXAMPLE_WORLD.now.isoformat())
-    recorder = ToolInvocationRecorder(store, Toolbox(EXAMPLE_WORLD), "s")
-    replies = [tool_reply(recorder.call(name, args, round=1)) for name, args in example.calls]
-    for reply, excerpt in zip(replies, example.shown, strict=True):
-        real = json.loads(SHOWN_OUTPUT.fullmatch(reply)[3])  # type: ignore[index]
-        assert {key: real[key] for key in excerpt} == excerpt
-    return store
-
-
-def _keys_in_schema_order(value: Any, schema: dict[str, Any]) -> bool:
-    """Keys in the order of the schema's properties: the order a llama.cpp grammar enforces."""
-    if "anyOf" in schema:
-        return any(_keys_in_schema_order(value, option) for option in schema["anyOf"])
-    if isinstance(value, dict):
-        properties = schema["properties"]
-        return list(value) == list(properties) and all(
-            _keys_in_schema_order(item, properties[key]) for key, item in value.items()
-        )
-    if isinstance(value, list):
-        return all(_keys_in_schema_order(item, schema["items"]) for item in value)
-    return True
-
-
-def test_the_executor_examples_are_of_two_kinds_and_call_tools_within_the_schema() -> None:
-    examples = _executor_examples()
-    assert [[name for name, _ in example.calls] for example in examples] == [
-        ["query_metrics"],
-        ["query_logs"],
-    ]
-    assert [[item["evidence_status"] for item in ex.shown] for ex in examples] == [
-        ["supported"],
-        ["no_evidence"],
-    ]
-    for example in examples:
-        scope, _ = session_scope(example.query, _names(example.query))
-        tools = {
-            tool["function"]["name"]: tool["function"]["parameters"]
-            for tool in constrained_tool_definitions(
-                EXAMPLE_WORLD, example.query, DecodingScope.of(scope)
-            )
-        }
-        for name, arguments in example.calls:
-            assert "service" in tools[name]["required"]
-            jsonschema.validate(arguments, tools[name])
-
-
-def _names(query: str) -> ScopeNames:
-    services = [a.service for a in EXAMPLE_WORLD.alerts] + [g.service for g in EXAMPLE_WORLD.logs]
-    return ScopeNames.of(services, [a.alert_name for a in EXAMPLE_WORLD.alerts])
-
-
-@pytest.mark.parametrize("index", [0, 1])
-def test_an_executor_example_contract_passes_the_gatekeeper_and_its_scope(index: int) -> None:
-    example = _executor_examples()[index]
-    store = _example_session(example)
-    scope, _ = session_scope(example.query, _names(example.query))
-    decoding = DecodingScope.of(scope)
-    schema = contract_parameters(store.list_invocations("s"), decoding.claim_types)
-    jsonschema.validate(example.submitted, schema)
-    assert _keys_in_schema_order(example.submitted, schema)
-    contract = ExecutorContract.model_validate(example.submitted)
-    result = Gatekeeper(store).check(contract, "s")
-    assert (result.status, result.severity, result.failed_rules) == ("pass", "none", [])
-    assert [(row.claim_id, row.raw_path, row.status) for row in result.checked_bindings] == [
-        ("claim-1", ["$.alerts[0]", "$.logs"][index], "pass")
-    ]
-    ceilings = claim_ceilings(contract.claims, result, store.list_invocations("s"))
-    assert {claim: c.ceiling for claim, c in ceilings.items()} == {"claim-1": "direct_evidence"}
-    split = split_claims(contract, scope, _names(example.query))
-    assert split.set_aside == []  # the example obeys its own question's scope
-
-
-@pytest.mark.parametrize("index", [0, 1])
-def test_a_verifier_example_labels_its_executor_example_with_real_trace_refs(index: int) -> None:
-    text = _examples("verifier")[index]
-    verifier = VerifierOutput.model_validate(_example_after(text, "输出："))
-    example = _executor_examples()[index]
-    assert example.query in text
-    contract = ExecutorContract.model_validate(example.submitted)
-    assert [fact.claim_id for fact in verifier.facts_checked] == [
-        claim.claim_id for claim in contract.claims
-    ]
-    trace = summarize_invocations(_example_session(example).list_invocations("s"))
-    real_refs = {item.trace_ref: item.source_invocation_ids for item in trace}
-    for fact in verifier.facts_checked:
-        for ref in fact.evidence_refs:
-            assert real_refs[ref.trace_ref] == ref.source_invocation_ids
-    assert real_refs == {"trace-1": [1]}
-    # ... and the example answers the schema that session's verifier is sent (issue 25).
-    answer = _example_after(load_prompt("verifier"), "输出：")
-    claim_ids = [claim.claim_id for claim in contract.claims]
-    schema = constrain_verifier_parameters(GENERIC_VERIFIER, claim_ids, [*real_refs])
-    jsonschema.validate(answer, schema)
+def test_the_grader_prompt_states_the_schemas_reason_caps() -> None:
+    grader = load_prompt("grader")
+    assert f"1 到 {GRADER_REASONS_MAX} 条简短理由" in grader
+    assert f"不超过 {GRADER_REASON_CHARS} 个字符" in grader
 
 
 def test_the_verifier_prompt_names_the_claims_and_trace_refs_its_schema_offers() -> None:

@@ -82,6 +82,40 @@ def test_prompt_opens_the_first_user_turn_with_system_text_and_described_tools()
     assert '"行数"' in parameters  # not \\u-escaped: the model reads the Chinese description
 
 
+def _contract(cited: list[int]) -> dict[str, Any]:
+    """The evidence contract's function, its schema listing the calls it may cite."""
+    parameters = {"type": "object", "properties": {"id": {"type": "integer", "enum": cited}}}
+    return {
+        "type": "function",
+        "function": {"name": "submit_evidence_contract", "parameters": parameters},
+    }
+
+
+def test_the_contract_is_described_last_so_a_turn_extends_the_previous_turns_prompt() -> None:
+    first = tool_conversation("S", "q", "ERROR in order-service")[:2]
+    later = tool_conversation("S", "q", "ERROR in order-service")
+    before = render_prompt(first, [QUERY_LOGS, _contract([])])
+    after = render_prompt(later, [QUERY_LOGS, _contract([1])])
+    contract = "functions.submit_evidence_contract:"
+    assert before.endswith(
+        f"q\n\nYou also have access to this function:\n\n{contract}"
+        "<end_of_turn>\n<start_of_turn>model\n"
+    )
+    assert '"enum": []' not in before  # the grammar holds the schema; the prompt need not
+    assert after.count(contract) == 1
+    assert after.index(contract) > after.index("ERROR in order-service")
+    # Everything before the contract's description is a prefix of the next turn's prompt:
+    # llama.cpp reads only the new turns and the contract again.
+    assert after.startswith(before[: before.index("\n\nYou also have access")])
+    assert "functions.query_logs:" in before[: before.index("q\n\nYou also")]
+
+
+def test_a_prompt_offering_only_the_contract_lists_it_last() -> None:
+    prompt = render_prompt([{"role": "user", "content": "q"}], [_contract([1])])
+    assert prompt.index("You have access to the following functions:") < prompt.index("q\n")
+    assert prompt.index("q\n") < prompt.index("functions.submit_evidence_contract:")
+
+
 def test_prompt_without_tools_follows_gemmas_template() -> None:
     messages = [
         {"role": "system", "content": "S"},

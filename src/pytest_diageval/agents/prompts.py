@@ -22,7 +22,8 @@ def load_prompt(agent: Agent) -> str:
 
 @cache
 def example_subjects() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The services and alerts of the examples' own world (``prompts/example-world.yaml``).
+    """The services and alerts the prompts' former worked examples were about
+    (``prompts/example-world.yaml``; the prompts now show none).
 
     No question can ask about them (no scenario world has them), so a plan step, claim or
     answer sentence naming one copied an example: the session's scope knows these names, to

@@ -12,9 +12,14 @@ tests it without the ``local`` extra:
   one role are joined, tool results are user turns holding their text). The tools are
   described there too, after the system text: "You have access to the following functions",
   each tool's ``functions.<name>:`` line, its description and its parameters as JSON, then
-  how to answer (``message:``, or ``functions.<name>:`` and the arguments as JSON). Nothing is
-  HTML-escaped; the prompt ends with the opened model turn the model completes. The tokenizer
-  adds ``<bos>`` itself;
+  how to answer (``message:``, or ``functions.<name>:`` and the arguments as JSON). A function
+  in :data:`LATE_FUNCTIONS` is named and described at the end of the last user turn instead,
+  without its parameters: its schema lists this conversation's calls and changes after each
+  one, and llama.cpp reads again only what follows the first change, so everything before it
+  stays a prefix of the next turn's prompt. Its schema (800 to 1,800 tokens, no description of
+  its own, only types, enums and consts) is what the grammar enforces while it is written, so
+  the prompt need not spell it out. Nothing is HTML-escaped; the prompt ends with the opened
+  model turn the model completes. The tokenizer adds ``<bos>`` itself;
 * :func:`plan_tool_choice`: what ``tool_choice`` asks for: plain text, a choice among the
   offered functions (``"required"``, and ``"message:"`` besides for ``"auto"``), or one function;
 * :func:`name_choice_grammar` / :func:`parse_choice`: the GBNF that makes the model pick a
@@ -43,6 +48,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pytest_diageval.core.contract.contract_schema import SUBMIT_CONTRACT_FUNCTION
 from pytest_diageval.core.contract.text_bounds import (
     MESSAGE_CHARS,
     TEXT_BLOCK,
@@ -54,6 +60,7 @@ __all__ = [
     "DEFAULT_GENERATION_TIMEOUT",
     "END_OF_TURN",
     "GENERATION_TIMEOUT_ENV",
+    "LATE_FUNCTIONS",
     "LAX_STRING_CHAR",
     "MAX_ENUM_RANGE",
     "MESSAGE_PREFIX",
@@ -89,6 +96,11 @@ TOOL_CALL_ID = "call_1"  # one call per response, so the id needs no randomness
 # Seconds one request may generate before the server answers with what it has.
 GENERATION_TIMEOUT_ENV = "DIAGEVAL_GENERATION_TIMEOUT"
 DEFAULT_GENERATION_TIMEOUT = 180.0
+
+# Functions whose schema grows with the conversation (the evidence contract cites its calls):
+# described after the conversation, so a turn's prompt is the previous turn's plus the new turns.
+LATE_FUNCTIONS = (SUBMIT_CONTRACT_FUNCTION,)
+_LATE_TEXT = "You also have access to this function:\n"
 
 # One call or one message per answer: the handler generates exactly one.
 _FORMAT_TEXT = (
@@ -137,11 +149,12 @@ def text_of(content: Any) -> str:
     return str(content)
 
 
-def _tool_text(function: Mapping[str, Any]) -> str:
+def _tool_text(function: Mapping[str, Any], *, with_parameters: bool = True) -> str:
     description = str(function.get("description") or "").strip()
     parameters = json.dumps(function.get("parameters", {}), ensure_ascii=False)
     described = f"{description}\n" if description else ""
-    return f"\n{function_prefix(function['name'])}\n{described}Parameters: {parameters}\n"
+    listed = f"Parameters: {parameters}\n" if with_parameters else ""
+    return f"\n{function_prefix(function['name'])}\n{described}{listed}"
 
 
 def _tools_text(tools: Sequence[Mapping[str, Any]]) -> str:
@@ -185,7 +198,10 @@ def render_prompt(
     system = ""
     if messages and messages[0]["role"] == "system":
         system, messages = text_of(messages[0].get("content")), messages[1:]
-    opening = "\n\n".join(part for part in (system, _tools_text(tools) if tools else "") if part)
+    early = [tool for tool in tools or () if tool["function"]["name"] not in LATE_FUNCTIONS]
+    late = [tool for tool in tools or () if tool["function"]["name"] in LATE_FUNCTIONS]
+    listed = _tools_text(early) if early else _tools_text([]) if late else ""
+    opening = "\n\n".join(part for part in (system, listed) if part)
     turns = _turns(messages, with_tools)
     if opening:
         if not turns or turns[0][0] != "user":
@@ -193,6 +209,11 @@ def render_prompt(
         # As Gemma's template: the system text, a blank line, then the first user message.
         first = f"{opening}\n\n{turns[0][1]}" if turns[0][1] else opening
         turns[0] = ("user", first)
+    if late:
+        if turns[-1][0] != "user":
+            turns.append(("user", ""))
+        described = "".join(_tool_text(t["function"], with_parameters=False) for t in late)
+        turns[-1] = ("user", f"{turns[-1][1]}\n\n{_LATE_TEXT}{described}".strip("\n"))
     rendered = "".join(f"{START_OF_TURN}{role}\n{text}{END_OF_TURN}\n" for role, text in turns)
     return f"{rendered}{START_OF_TURN}model\n"
 

@@ -131,8 +131,8 @@ def test_a_call_naming_an_example_subject_is_refused_unless_the_question_asks_ab
     copied = {"service": "order-service", "keywords": ["user-service", "Billing-Gateway"]}
     assert decoding.refusal(copied) == (
         "scope.out_of_scope_call: keywords=Billing-Gateway is outside the question's scope (it"
-        " names billing-gateway, which only the prompts' worked examples are about); the call was"
-        " not run"
+        " names billing-gateway, a subject of the prompts' former examples, which no question asks"
+        " about); the call was not run"
     )
     assert "alert_name=HighQueueLag is outside" in (
         decoding.refusal({"alert_name": "HighQueueLag"}) or ""

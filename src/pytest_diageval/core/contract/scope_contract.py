@@ -92,8 +92,8 @@ class DecodingScope:
     excluded topics as keywords (AND-ed with every other filter), and found nothing.
     ``excluded_in`` finds excluded topics in a keyword (the scope rules' own reading, bound by
     :func:`pytest_diageval.core.scope.session.decoding_scope`): a call searching for one is
-    refused like a call naming an excluded service. ``foreign`` are the names only the
-    prompts' worked examples are about (a service or alert of their own world): a call whose
+    refused like a call naming an excluded service. ``foreign`` are the names the
+    prompts' former worked examples were about (a service or alert of their own world): a call whose
     ``service``, ``alert_name`` or a keyword names one is refused too, since no question asks
     about them, as no claim may be (recorded live, a model searched order-service's logs for
     ``billing-gateway``).
@@ -153,8 +153,8 @@ class DecodingScope:
                 if name.casefold() in value.casefold():
                     return (
                         f"{OUT_OF_SCOPE_CALL}: {argument}={value.strip()} is outside the"
-                        f" question's scope (it names {name}, which only the prompts' worked"
-                        " examples are about); the call was not run"
+                        f" question's scope (it names {name}, a subject of the prompts' former"
+                        " examples, which no question asks about); the call was not run"
                     )
         return None
 

@@ -84,10 +84,10 @@ class ToolArgs(BaseModel):
 
 class QueryMetricsArgs(ToolArgs):
     service: OptionalName = Field(
-        default=None, description="服务名，精确匹配 / exact service name, e.g. billing-gateway"
+        default=None, description="服务名，精确匹配 / exact service name"
     )
     alert_name: OptionalName = Field(
-        default=None, description="告警名，精确匹配 / exact alert name, e.g. HighQueueLag"
+        default=None, description="告警名，精确匹配 / exact alert name"
     )
     keywords: Keywords = Field(
         default=None,
@@ -98,12 +98,12 @@ class QueryMetricsArgs(ToolArgs):
 
 class QueryLogsArgs(ToolArgs):
     service: OptionalName = Field(
-        default=None, description="服务名，精确匹配 / exact service name, e.g. billing-gateway"
+        default=None, description="服务名，精确匹配 / exact service name"
     )
     keywords: Keywords = Field(
         default=None,
         description=(
-            "关键词列表，任一命中即可（OR），大小写不敏感，支持同义词（如 HikariCP ≡ 连接池）"
+            "关键词列表，任一命中即可（OR），大小写不敏感，支持同义词"
             " / keywords, OR-ed, case-insensitive, synonym-aware"
         ),
         json_schema_extra=_KEYWORDS_SCHEMA,
