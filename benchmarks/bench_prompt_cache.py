@@ -2,10 +2,11 @@
 
 Starts the local model server (the ``local`` extra) once per setting (``serve-local
 --prompt-cache-mb``: the default, and 0 for none) and sends it, in recorded order, every
-request of the given cassettes (default: the three samples of ``live-high-memory``), each
-with ``max_tokens`` 1: what is timed is reading the prompt, the part a cache can save; the
-answers are not compared. A recording sends the same requests in the same order, so the
-saving per request is the saving a recording sees before it generates.
+request of the given cassettes (default: the three samples of
+``live-new-shipping-error-rate``), each with ``max_tokens`` 1: what is timed is reading the
+prompt, the part a cache can save; the answers are not compared. A recording sends the same
+requests in the same order, so the saving per request is the saving a recording sees before
+it generates.
 
     python benchmarks/bench_prompt_cache.py [--cache-mb 2048] [CASSETTE ...]
 
@@ -32,9 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CASSETTES = [
     ROOT / "cassettes" / name
     for name in (
-        "live-high-memory.yaml",
-        "live-high-memory.sample-2.yaml",
-        "live-high-memory.sample-3.yaml",
+        "live-new-shipping-error-rate.yaml",
+        "live-new-shipping-error-rate.sample-2.yaml",
+        "live-new-shipping-error-rate.sample-3.yaml",
     )
 ]
 

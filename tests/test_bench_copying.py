@@ -15,7 +15,10 @@ import pytest
 import yaml
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-PROMPTS = REPOSITORY / "src" / "pytest_diageval" / "agents" / "prompts"
+# The planner and executor prompts as they were before they stopped showing worked examples
+# (commit f3dc7ad): what the older recordings carried and the bench reads examples from.
+PROMPTS = Path(__file__).resolve().parent / "data" / "former_prompts"
+PACKAGE_PROMPTS = REPOSITORY / "src" / "pytest_diageval" / "agents" / "prompts"
 
 
 @pytest.fixture
@@ -44,9 +47,9 @@ def _submit(claim_text: str) -> dict[str, Any]:
     }
 
 
-def _cassette(tmp_path: Path, claim_text: str, evidence: str) -> Path:
-    planner = {"role": "system", "content": (PROMPTS / "planner.md").read_text("utf-8")}
-    executor = {"role": "system", "content": (PROMPTS / "executor.md").read_text("utf-8")}
+def _cassette(tmp_path: Path, claim_text: str, evidence: str, prompts: Path = PROMPTS) -> Path:
+    planner = {"role": "system", "content": (prompts / "planner.md").read_text("utf-8")}
+    executor = {"role": "system", "content": (prompts / "executor.md").read_text("utf-8")}
     shown = {"role": "tool", "tool_call_id": "call-1", "content": evidence}
     interactions = [
         _interaction("planner", [planner], {"content": json.dumps({"plan": "自己的计划"})}),
@@ -100,3 +103,17 @@ def test_an_examples_claim_word_for_word_is_both_copies(bench: ModuleType, tmp_p
     ]
 
     assert (tally.claims, tally.claim_facts, tally.any) == (1, 1, 1)
+
+
+def test_prompts_without_examples_still_count_the_former_examples_subjects(
+    bench: ModuleType, tmp_path: Path
+) -> None:
+    examples = bench.examples_of(
+        *(PACKAGE_PROMPTS.joinpath(f"{a}.md").read_text("utf-8") for a in ("planner", "executor"))
+    )
+    assert (examples.plans, examples.calls, examples.claims) == ((), (), ())
+    claim = "billing-gateway 当前存在 HighCPUUsage 告警"
+    path = _cassette(tmp_path, claim, EVIDENCE, PACKAGE_PROMPTS)
+    tally = bench.measure([path], None)["live-test.yaml"]
+
+    assert (tally.claims, tally.subject_claims, tally.subject_any) == (0, 1, 1)

@@ -31,7 +31,7 @@ def _copy_live_scenario(pytester: pytest.Pytester) -> Path:
 def test_the_live_recording_replays_offline(pytester: pytest.Pytester) -> None:
     _copy_live_scenario(pytester)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2)  # verdict, answer_forbidden_keywords
+    result.assert_outcomes(passed=3)  # verdict, answer_forbidden_keywords, set_aside
 
 
 def test_editing_one_prompt_line_fails_the_live_recording_as_stale_with_the_diff(
@@ -42,7 +42,7 @@ def test_editing_one_prompt_line_fails_the_live_recording_as_stale_with_the_diff
 
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
 
-    result.assert_outcomes(failed=2)
+    result.assert_outcomes(failed=3)
     result.stdout.fnmatch_lines(
         [
             "*StaleCassetteError: stale cassette *live-high-memory.yaml: request #1 of this run"

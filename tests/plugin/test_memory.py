@@ -136,9 +136,9 @@ def test_without_a_report_option_the_check_records_are_not_held(
         "rounds": 1,
         "usage": {
             "total": {
-                "prompt_tokens": 12654,
+                "prompt_tokens": 9217,
                 "completion_tokens": 425,
-                "total_tokens": 13079,
+                "total_tokens": 9642,
                 "requests": 4,
             }
         },

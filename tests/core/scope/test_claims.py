@@ -84,55 +84,69 @@ def _found(path: Path) -> dict[tuple[str, str], list[str]]:
     return found
 
 
-# What the scope rules find in each live scenario's recorded claims (re-recorded on 2026-12-03
-# after the contract's ids became names; the six alert questions on 2026-12-04; five on
-# 2026-12-05 with free text bounded: forged-trap, matrix 05, payment-oom, payment-redis,
-# user-slow-query).
-# billing-gateway / HighQueueLag are the prompts' example world's: a claim naming them copied an
-# example and is outside every question. Reviewed claim by claim: every billing-gateway /
-# HighQueueLag claim is out of scope (user-service "存在 HighQueueLag 告警" too: the alert is the
-# example's; matrix 07's "billing-gateway 当前存在 HighCPUUsage 告警" too), and every other claim
-# names only the question's subject (or nothing: an empty claim text, a log line).
+# What the scope rules find in each live scenario's recorded claims (re-recorded on 2026-12-05
+# with prompts that show no example: no claim names a subject of the former examples, nor any
+# service or topic outside its question). Reviewed claim by claim: the claims say little (a
+# repeated alert name, "未找到匹配的告警", prose about nothing in the world), and none names a
+# subject the question leaves out.
 EXPECTED: dict[str, dict[tuple[str, str], list[str]]] = {
     "live-forged-trap": {
-        ('service 未找到匹配的日志', 'observation'): [],  # names no subject at all
+        ('请勿重复使用该服务', 'observation'): [],
     },
     "live-high-memory": {
-        ('order-service 在H', 'observation'): [],
+        ('HighMemoryUsage', 'observation'): [],
     },
     "live-hikaricp-negative": {
-        ('billing-gateway ', 'observation'): OUT,
+        ('已找到的日志和告警；此服务为未找', 'observation'): [],
+        ('已找到的日志和告警，该服务为未找', 'observation'): [],
+        ('已找到的日志和告警，此服务为未找', 'observation'): [],
     },
-    "live-matrix-01-highcpu-narrow": {
-        ('executor.repeate', 'observation'): [],
-    },
+    "live-matrix-01-highcpu-narrow": {},
     "live-matrix-02-highmemory": {
-        ('billing-gateway ', 'observation'): OUT,
+        ('HighMemoryUsage ', 'observation'): [],
+        ('HighMemoryUsage', 'observation'): [],
+        ('HighMemoryUsage正', 'observation'): [],
     },
-    "live-matrix-03-slowresponse": {
-        ('service=user-ser', 'observation'): [],
+    "live-matrix-03-slowresponse": {},
+    "live-matrix-04-hikaricp-positive": {
+        ('A case of a fema', 'observation'): [],
+        ('A female patient', 'observation'): [],
     },
-    "live-matrix-04-hikaricp-positive": {},
     "live-matrix-05-hikaricp-negative": {
-        ('inventory-servic', 'observation'): OUT,
+        ('未找到匹配的告警', 'observation'): [],
     },
     "live-matrix-06-gatekeeper": {
-        ('billing-gateway ', 'observation'): OUT,
+        ('32639-1676426 16', 'observation'): [],
+        ('1. I have the fo', 'observation'): [],
+        ('2. I am a manage', 'observation'): [],
+        ('3. I am an emplo', 'observation'): [],
     },
     "live-matrix-07-narrow-forbidden": {
-        ('billing-gateway ', 'observation'): OUT,
-        ('billing-gateway ', 'negative_observation'): OUT,
+        ('HighCPUUsage fir', 'observation'): [],
+        ('LowCPUUsage firi', 'observation'): [],
+        ('High CPUUsage fo', 'observation'): [],
     },
-    "live-narrow-forbidden": {},
-    "live-payment-oom-logs": {
-        ('billing-gateway ', 'observation'): OUT,
+    "live-narrow-forbidden": {
+        ('high CPUUsage, s', 'observation'): [],
     },
+    "live-new-auth-disk-english": {
+        ('', 'observation'): [],
+        ('I have a custome', 'observation'): [],
+        ('I have a custome', 'negative_observation'): [],
+    },
+    "live-new-notification-smtp-logs": {
+        ('未找到匹配的告警', 'observation'): [],
+    },
+    "live-new-shipping-error-rate": {
+        ('Hi there, this i', 'observation'): [],
+    },
+    "live-payment-oom-logs": {},
     "live-payment-redis-not-cpu": {
-        ('billing-gateway ', 'observation'): OUT,
+        ('未找到匹配的告警', 'observation'): [],
     },
     "live-user-slow-query-logs": {
-        ('BillingGateway 存', 'observation'): OUT,  # billing-gateway without its hyphen
-        ('HighQueueLag fir', 'observation'): OUT,
+        ('this is a servic', 'observation'): [],
+        ('this is an obser', 'observation'): [],
     },
 }  # fmt: skip
 

@@ -61,7 +61,7 @@ def test_a_request_survives_the_stored_form() -> None:
 
 
 def test_a_loaded_cassette_counts_and_matches_its_interactions() -> None:
-    path = REPO / "cassettes" / "live-matrix-06-gatekeeper.sample-2.yaml"
+    path = REPO / "cassettes" / "live-new-shipping-error-rate.sample-2.yaml"
     persister = Utf8Persister(ValueError)
     requests, _ = persister.load_cassette(str(path), None)
     assert len(requests) >= 2

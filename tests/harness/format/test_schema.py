@@ -133,6 +133,7 @@ def test_the_suite_has_world_files_and_the_package_its_default() -> None:
         "default-query-logs-timeout.yaml",
         "injected-evidence.yaml",
         "injection-techniques.yaml",
+        "logistics.yaml",
         "structure-claims.yaml",
     ]
     assert [path.relative_to(ROOT).as_posix() for path in WORLD_FILES if "src" in path.parts] == [
