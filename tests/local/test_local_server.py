@@ -128,7 +128,7 @@ def test_server_command_serves_the_model_with_function_calling_on_loopback(
         "--n_threads": "2",
         "--host": "127.0.0.1",
         "--port": "8123",
-    }  # no prompt cache by default (measured slower: benchmarks/bench_prompt_cache.py)
+    }  # no prompt cache by default (measured no faster: benchmarks/bench_prompt_cache.py)
 
 
 def test_a_prompt_cache_is_ram_of_its_size_and_0_mb_is_none(tmp_path: Path) -> None:

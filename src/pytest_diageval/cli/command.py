@@ -110,7 +110,7 @@ def _parser() -> argparse.ArgumentParser:
         default=DEFAULT_PROMPT_CACHE_MB,
         metavar="MB",
         help="RAM for a prompt cache: a request that shares a prefix with an earlier prompt"
-        f" reads only the rest; 0: none (default {DEFAULT_PROMPT_CACHE_MB}: measured slower on"
+        f" reads only the rest; 0: none (default {DEFAULT_PROMPT_CACHE_MB}: measured no faster on"
         " 2 cores, see docs/local-model.md)",
     )
     serve.add_argument(

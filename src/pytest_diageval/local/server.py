@@ -74,8 +74,8 @@ LOCAL_EXTRA_HINT = "pip install -e '.[local]'"
 DEFAULT_N_CTX = 16384  # the executor loop outgrew 8192 tokens on a chatty tool result
 DEFAULT_PROMPT_CACHE_MB = 0
 """RAM for llama.cpp's prompt cache (``0``: none, the default). Measured on 2 cores with Gemma 3
-270M (``benchmarks/bench_prompt_cache.py``), the cache made a recording's requests slower, not
-faster: saving a state costs more than the prefixes it restores save (see
+270M (``benchmarks/bench_prompt_cache.py``), the cache saves about as much reading in the
+executor as saving a state after every completion costs in the other stages (see
 docs/local-model.md)."""
 DEFAULT_STARTUP_TIMEOUT = 120.0
 DEFAULT_STOP_GRACE = 10.0  # seconds between SIGTERM and SIGKILL to the server's process group

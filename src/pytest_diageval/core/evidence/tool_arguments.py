@@ -83,9 +83,7 @@ class ToolArgs(BaseModel):
 
 
 class QueryMetricsArgs(ToolArgs):
-    service: OptionalName = Field(
-        default=None, description="服务名，精确匹配 / exact service name"
-    )
+    service: OptionalName = Field(default=None, description="服务名，精确匹配 / exact service name")
     alert_name: OptionalName = Field(
         default=None, description="告警名，精确匹配 / exact alert name"
     )
@@ -97,9 +95,7 @@ class QueryMetricsArgs(ToolArgs):
 
 
 class QueryLogsArgs(ToolArgs):
-    service: OptionalName = Field(
-        default=None, description="服务名，精确匹配 / exact service name"
-    )
+    service: OptionalName = Field(default=None, description="服务名，精确匹配 / exact service name")
     keywords: Keywords = Field(
         default=None,
         description=(
