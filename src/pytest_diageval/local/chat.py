@@ -16,9 +16,9 @@ tests it without the ``local`` extra:
   in :data:`LATE_FUNCTIONS` is named and described at the end of the last user turn instead,
   without its parameters: its schema lists this conversation's calls and changes after each
   one, and llama.cpp reads again only what follows the first change, so everything before it
-  stays a prefix of the next turn's prompt. Its schema (800 to 1,800 tokens, no description of
-  its own, only types, enums and consts) is what the grammar enforces while it is written, so
-  the prompt need not spell it out. Nothing is HTML-escaped; the prompt ends with the opened
+  stays a prefix of the next turn's prompt. Its schema (types, enums and consts, no
+  description of its own) is what the grammar enforces while it is written, so the prompt need
+  not spell it out. Nothing is HTML-escaped; the prompt ends with the opened
   model turn the model completes. The tokenizer adds ``<bos>`` itself;
 * :func:`plan_tool_choice`: what ``tool_choice`` asks for: plain text, a choice among the
   offered functions (``"required"``, and ``"message:"`` besides for ``"auto"``), or one function;
@@ -200,7 +200,7 @@ def render_prompt(
         system, messages = text_of(messages[0].get("content")), messages[1:]
     early = [tool for tool in tools or () if tool["function"]["name"] not in LATE_FUNCTIONS]
     late = [tool for tool in tools or () if tool["function"]["name"] in LATE_FUNCTIONS]
-    listed = _tools_text(early) if early else _tools_text([]) if late else ""
+    listed = _tools_text(early) if tools else ""
     opening = "\n\n".join(part for part in (system, listed) if part)
     turns = _turns(messages, with_tools)
     if opening:
