@@ -93,17 +93,26 @@ def test_every_turn_requires_a_call_and_the_contract_is_offered_once_a_call_was_
     assert json.loads(run.final_answer) == CONTRACT
 
 
-def test_a_refused_first_call_still_opens_the_contract() -> None:
-    """A call the tools refused is a call made: the model may then submit what it has (no
-    citation), rather than spend the budget on calls it cannot make."""
+def test_only_a_call_that_recorded_an_invocation_opens_the_contract() -> None:
+    """A refused call and ``get_current_time`` record nothing a contract could cite: recorded
+    live, a model that had only asked the time submitted a contract with no citation. The
+    first evidence call opens it."""
     bad = {"name": "query_traces", "arguments": {"service": "order-service"}}
+    clock = {"name": "get_current_time", "arguments": {}}
     entries = [
         {"stage": "executor", "tool_calls": [bad]},
+        {"stage": "executor", "tool_calls": [clock]},
+        {"stage": "executor", "tool_calls": [LOGS]},
         {"stage": "executor", "content": CONTRACT},
     ]
     run, transport, store = execute(entries, ExecutorBudget())
-    assert store.list_invocations("s") == []
-    assert offered_names(transport.requests[1].body)[-1] == SUBMIT_CONTRACT_FUNCTION
+    assert [SUBMIT_CONTRACT_FUNCTION in offered_names(r.body) for r in transport.requests] == [
+        False,
+        False,
+        False,
+        True,
+    ]
+    assert [i.tool_name for i in store.list_invocations("s")] == ["query_logs"]
     assert run.stop_reason == "submitted"
 
 

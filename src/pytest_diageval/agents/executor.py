@@ -2,8 +2,8 @@
 
 Every turn offers the evidence tools (narrowed to the session's world,
 :func:`~pytest_diageval.core.evidence.tool_arguments.constrained_tool_definitions`) and, once a
-call was made (before it there is nothing to cite), the function
-``submit_evidence_contract``, whose parameters are the contract's schema generated from the
+call recorded an invocation it could cite (a refused call or ``get_current_time`` records
+none), the function ``submit_evidence_contract``, whose parameters are the contract's schema generated from the
 invocations made so far (:mod:`pytest_diageval.core.contract.contract_schema`), with
 ``tool_choice: "required"``: the model either gathers more evidence or submits. Every evidence
 call goes through the :class:`ToolInvocationRecorder`, and its result goes back to the model
@@ -173,9 +173,9 @@ def run_executor(
         if len(loop.calls) >= budget.max_tool_calls:
             break
         submit = _submit_tool(recorder, scope)
-        # The contract cites this session's calls: it is offered once a call was made (a small
-        # model otherwise submits at once, with nothing to cite).
-        offered = [*tools, submit] if loop.calls or not tools else [*tools]
+        # The contract cites this session's invocations: it is offered once there is one (a
+        # small model otherwise submits at once, or after get_current_time, with nothing to cite).
+        offered = [*tools, submit] if loop.citable or not tools else [*tools]
         completion = llm.chat(
             messages, stage="executor", round=round, tools=offered, tool_choice=_REQUIRED
         )

@@ -99,6 +99,12 @@ class ToolCallLoop:
         self.calls.append(record)
         return {"role": "tool", "tool_call_id": tool_call.id, "content": reply}
 
+    @property
+    def citable(self) -> bool:
+        """Whether a call recorded an invocation a contract could cite (an evidence tool ran;
+        a refused call and a helper such as ``get_current_time`` record none)."""
+        return any(call.invocation_id is not None for call in self.calls)
+
 
 def _repeat_reply(
     call_id: str, name: str, raw_arguments: str, earlier: int | None
