@@ -176,6 +176,25 @@ def test_a_verbatim_repeat_of_a_completed_call_points_at_its_result_and_stops() 
     assert offered_names(transport.requests[-1].body) == [SUBMIT_CONTRACT_FUNCTION]
 
 
+def test_a_verbatim_repeat_of_a_helper_call_stops_the_loop_too() -> None:
+    """Recorded live: with nothing citable yet, a model asked the time six times over, one turn
+    each, until the turn budget forced the contract. The first repeat stops it."""
+    clock = {"name": "get_current_time", "arguments": {}}
+    entries = [
+        {"stage": "executor", "tool_calls": [clock]},
+        {"stage": "executor", "tool_calls": [clock]},
+        {"stage": "executor", "content": CONTRACT},
+    ]
+    run, transport, store = execute(entries, ExecutorBudget())
+    assert run.stop_reason == "repeated_call"
+    assert (run.tool_calls[1].error or "").startswith(
+        f"{REPEATED_CALL_STOP}: 与之前一次 get_current_time 调用完全相同"
+    )
+    assert store.list_invocations("s") == []
+    assert (run.turns, len(transport.requests)) == (3, 3)
+    assert offered_names(transport.requests[-1].body) == [SUBMIT_CONTRACT_FUNCTION]
+
+
 def test_a_corrected_call_after_an_argument_error_is_no_repeat() -> None:
     bad = {"name": "query_logs", "arguments": {"limit": 0, "service": "order-service"}}
     fixed = {"name": "query_logs", "arguments": {"limit": 5, "service": "order-service"}}

@@ -7,7 +7,8 @@ arguments are not a JSON object or a tool rejects them, when the scope
 (:class:`~pytest_diageval.core.contract.scope_contract.DecodingScope`) refuses it
 (``scope.out_of_scope_call``), or when the tool-call budget is spent. A verbatim repeat is not
 run again: of a refused call it stops the loop (``executor.repeated_argument_error``), of a
-completed one it points at the earlier result (``executor.repeated_call``).
+completed one (a helper such as ``get_current_time`` too) it points at the earlier result and
+stops the loop (``executor.repeated_call``).
 """
 
 from __future__ import annotations
@@ -68,7 +69,8 @@ class ToolCallLoop:
         self.calls: list[ToolCallSummary] = []
         self.stop: LoopStop | None = None
         self._refused: set[str] = set()
-        self._answered: dict[str, int] = {}  # signature -> invocation id of a completed call
+        # signature -> invocation id of a completed call (None: a helper, which records none)
+        self._answered: dict[str, int | None] = {}
 
     def answer(self, tool_call: Any) -> dict[str, Any]:
         """Run one call (or refuse it) and return the ``role: tool`` message answering it."""
@@ -78,11 +80,11 @@ class ToolCallLoop:
         within_budget = len(self.calls) < self.max_tool_calls
         if within_budget and signature in self._refused:
             self.stop = "repeated_argument_error"
-            record, reply = _repeat_reply(tool_call.id, name, raw_arguments, None)
+            record, reply = _repeat_reply(tool_call.id, name, raw_arguments)
         elif within_budget and signature in self._answered:
             self.stop = "repeated_call"
             earlier = self._answered[signature]
-            record, reply = _repeat_reply(tool_call.id, name, raw_arguments, earlier)
+            record, reply = _repeat_reply(tool_call.id, name, raw_arguments, (earlier,))
         else:
             record, reply, refused = run_tool_call(
                 self.recorder,
@@ -94,7 +96,7 @@ class ToolCallLoop:
             )
             if refused:
                 self._refused.add(signature)
-            elif record.invocation_id is not None:
+            elif record.invocation_id is not None or record.error is None:
                 self._answered[signature] = record.invocation_id
         self.calls.append(record)
         return {"role": "tool", "tool_call_id": tool_call.id, "content": reply}
@@ -107,12 +109,19 @@ class ToolCallLoop:
 
 
 def _repeat_reply(
-    call_id: str, name: str, raw_arguments: str, earlier: int | None
+    call_id: str, name: str, raw_arguments: str, completed: tuple[int | None] | None = None
 ) -> tuple[ToolCallSummary, str]:
-    """The answer to a verbatim repeat: not run again; the error or the earlier result."""
-    if earlier is None:
+    """The answer to a verbatim repeat: not run again; the error, or where the earlier result
+    is (``completed`` holds its invocation id, None for a helper such as get_current_time)."""
+    if completed is None:
         error = f"{REPEATED_ERROR_STOP}: {_REPEAT_INSTRUCTION}"
+    elif completed[0] is None:
+        error = (
+            f"{REPEATED_CALL_STOP}: 与之前一次 {name} 调用完全相同，结果见上方 <tool_output>；"
+            f"不再重复执行。{_SUBMIT_INSTRUCTION}"
+        )
     else:
+        earlier = completed[0]
         error = (
             f"{REPEATED_CALL_STOP}: 与第 {earlier} 次取证调用（source_invocation_id={earlier}）"
             f"完全相同，结果见上方 <tool_output>；不再重复执行。{_SUBMIT_INSTRUCTION}"
