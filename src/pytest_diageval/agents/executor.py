@@ -3,8 +3,9 @@
 Every turn offers the evidence tools (narrowed to the session's world,
 :func:`~pytest_diageval.core.evidence.tool_arguments.constrained_tool_definitions`) and, once a
 call recorded an invocation it could cite (a refused call or ``get_current_time`` records
-none), the function ``submit_evidence_contract``, whose parameters are the contract's schema generated from the
-invocations made so far (:mod:`pytest_diageval.core.contract.contract_schema`), with
+none), the function ``submit_evidence_contract``, whose parameters are the contract's schema
+generated from the invocations made so far
+(:mod:`pytest_diageval.core.contract.contract_schema`), with
 ``tool_choice: "required"``: the model either gathers more evidence or submits. Every evidence
 call goes through the :class:`ToolInvocationRecorder`, and its result goes back to the model
 wrapped as data (``<tool_output …>``) naming the ``source_invocation_id`` and the

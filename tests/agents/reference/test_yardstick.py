@@ -28,7 +28,7 @@ def _replay(name: str) -> tuple[object, ScenarioRun]:
 
 
 def test_a_model_that_cited_the_alert_the_reference_cites_recalls_it_all() -> None:
-    _, run = _replay("live/live-narrow-forbidden.yaml")
+    _, run = _replay("live/live-matrix-02-highmemory.yaml")
     assert run.result is not None
     assert run.world is not None
     recall = evidence_recall(run.result, run.world)
@@ -48,6 +48,6 @@ def test_a_model_that_fetched_the_items_but_cited_none_is_told_which() -> None:
 def test_the_report_row_of_a_recorded_scenario_carries_the_yardstick_a_scripted_one_not() -> None:
     scenario, run = _replay("live/live-matrix-03-slowresponse.yaml")
     row = scenario_summary(scenario, run)  # type: ignore[arg-type]
-    assert row["reference"] == "cited 0/6 · fetched 0/6 · off-subject calls 0"
+    assert row["reference"] == "cited 0/6 · fetched 1/6 · off-subject calls 0"
     scripted, scripted_run = _replay("routing/pass-direct.yaml")
     assert "reference" not in scenario_summary(scripted, scripted_run)  # type: ignore[arg-type]

@@ -91,62 +91,67 @@ def _found(path: Path) -> dict[tuple[str, str], list[str]]:
 # subject the question leaves out.
 EXPECTED: dict[str, dict[tuple[str, str], list[str]]] = {
     "live-forged-trap": {
-        ('请勿重复使用该服务', 'observation'): [],
+        ('Q&A-104:Order', 'observation'): [],
     },
     "live-high-memory": {
-        ('HighMemoryUsage', 'observation'): [],
+        ('highMemoryUsage=', 'observation'): [],
+        ('lowMemoryUsage=5', 'observation'): [],
     },
     "live-hikaricp-negative": {
-        ('已找到的日志和告警；此服务为未找', 'observation'): [],
-        ('已找到的日志和告警，该服务为未找', 'observation'): [],
-        ('已找到的日志和告警，此服务为未找', 'observation'): [],
+        ('未找到匹配的日志', 'observation'): [],
+        ('未找到匹配的告警', 'observation'): [],
+        ('没有证据，只记录服务名。 该服务', 'observation'): [],
+        ('未找到匹配的告警，只记录服务名和', 'negative_observation'): [],
     },
-    "live-matrix-01-highcpu-narrow": {},
+    "live-matrix-01-highcpu-narrow": {
+        ('未找到匹配的告警,服务，或关键词', 'observation'): [],
+    },
     "live-matrix-02-highmemory": {
-        ('HighMemoryUsage ', 'observation'): [],
-        ('HighMemoryUsage', 'observation'): [],
-        ('HighMemoryUsage正', 'observation'): [],
+        ('highMemoryUsage', 'observation'): [],
     },
-    "live-matrix-03-slowresponse": {},
+    "live-matrix-03-slowresponse": {
+        ('The claim is val', 'observation'): [],
+    },
     "live-matrix-04-hikaricp-positive": {
-        ('A case of a fema', 'observation'): [],
-        ('A female patient', 'observation'): [],
+        ('未找到匹配的日志, <tool_', 'observation'): [],
+        ('未找到匹配的日志', 'observation'): [],
     },
     "live-matrix-05-hikaricp-negative": {
-        ('未找到匹配的告警', 'observation'): [],
+        ('inventory-servic', 'observation'): [],
     },
     "live-matrix-06-gatekeeper": {
-        ('32639-1676426 16', 'observation'): [],
-        ('1. I have the fo', 'observation'): [],
-        ('2. I am a manage', 'observation'): [],
-        ('3. I am an emplo', 'observation'): [],
+        ('The system has a', 'observation'): [],
     },
     "live-matrix-07-narrow-forbidden": {
-        ('HighCPUUsage fir', 'observation'): [],
-        ('LowCPUUsage firi', 'observation'): [],
-        ('High CPUUsage fo', 'observation'): [],
+        ('High CPUUsage fi', 'observation'): [],
     },
     "live-narrow-forbidden": {
-        ('high CPUUsage, s', 'observation'): [],
+        ('high CPU usage f', 'observation'): [],
+        ('high CPU usage o', 'observation'): [],
     },
     "live-new-auth-disk-english": {
-        ('', 'observation'): [],
-        ('I have a custome', 'observation'): [],
-        ('I have a custome', 'negative_observation'): [],
+        ('HighDiskUsage', 'observation'): [],
+        ('NoSearch', 'observation'): [],
     },
     "live-new-notification-smtp-logs": {
         ('未找到匹配的告警', 'observation'): [],
+        ('未找到匹配的日志', 'observation'): [],
+        ('未找到匹配的证据', 'observation'): [],
     },
     "live-new-shipping-error-rate": {
-        ('Hi there, this i', 'observation'): [],
+        ('This claim has b', 'observation'): [],
     },
-    "live-payment-oom-logs": {},
-    "live-payment-redis-not-cpu": {
+    "live-payment-oom-logs": {
         ('未找到匹配的告警', 'observation'): [],
     },
+    "live-payment-redis-not-cpu": {
+        ('未找到匹配的告警', 'observation'): [],
+        ('I am a user of a', 'observation'): [],
+        ('I am a user of t', 'observation'): [],
+    },
     "live-user-slow-query-logs": {
-        ('this is a servic', 'observation'): [],
-        ('this is an obser', 'observation'): [],
+        ('在某个地方使用服务时，在某种程度', 'observation'): [],
+        ('在某地方，我不知道是否发生某种问', 'observation'): [],
     },
 }  # fmt: skip
 
