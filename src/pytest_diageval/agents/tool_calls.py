@@ -80,11 +80,11 @@ class ToolCallLoop:
         within_budget = len(self.calls) < self.max_tool_calls
         if within_budget and signature in self._refused:
             self.stop = "repeated_argument_error"
-            record, reply = _repeat_reply(tool_call.id, name, raw_arguments)
+            record, reply = _repeat_reply(tool_call.id, name, raw_arguments, completed=False)
         elif within_budget and signature in self._answered:
             self.stop = "repeated_call"
             earlier = self._answered[signature]
-            record, reply = _repeat_reply(tool_call.id, name, raw_arguments, (earlier,))
+            record, reply = _repeat_reply(tool_call.id, name, raw_arguments, True, earlier)
         else:
             record, reply, refused = run_tool_call(
                 self.recorder,
@@ -109,19 +109,19 @@ class ToolCallLoop:
 
 
 def _repeat_reply(
-    call_id: str, name: str, raw_arguments: str, completed: tuple[int | None] | None = None
+    call_id: str, name: str, raw_arguments: str, completed: bool, earlier: int | None = None
 ) -> tuple[ToolCallSummary, str]:
-    """The answer to a verbatim repeat: not run again; the error, or where the earlier result
-    is (``completed`` holds its invocation id, None for a helper such as get_current_time)."""
-    if completed is None:
+    """The answer to a verbatim repeat: not run again; of a refused call the error, of a
+    completed one where its result is (``earlier``: its invocation id, None for a helper such
+    as get_current_time)."""
+    if not completed:
         error = f"{REPEATED_ERROR_STOP}: {_REPEAT_INSTRUCTION}"
-    elif completed[0] is None:
+    elif earlier is None:
         error = (
             f"{REPEATED_CALL_STOP}: 与之前一次 {name} 调用完全相同，结果见上方 <tool_output>；"
             f"不再重复执行。{_SUBMIT_INSTRUCTION}"
         )
     else:
-        earlier = completed[0]
         error = (
             f"{REPEATED_CALL_STOP}: 与第 {earlier} 次取证调用（source_invocation_id={earlier}）"
             f"完全相同，结果见上方 <tool_output>；不再重复执行。{_SUBMIT_INSTRUCTION}"
