@@ -84,7 +84,9 @@ class ToolCallLoop:
         elif within_budget and signature in self._answered:
             self.stop = "repeated_call"
             earlier = self._answered[signature]
-            record, reply = _repeat_reply(tool_call.id, name, raw_arguments, True, earlier)
+            record, reply = _repeat_reply(
+                tool_call.id, name, raw_arguments, completed=True, earlier=earlier
+            )
         else:
             record, reply, refused = run_tool_call(
                 self.recorder,
