@@ -51,6 +51,7 @@ __all__ = [
     "EvidenceBinding",
     "EvidenceItem",
     "EvidenceLevel",
+    "EvidencePoint",
     "EvidenceRef",
     "EvidenceStatus",
     "ExecutorContract",
@@ -137,6 +138,23 @@ class EvidenceBinding(_ModelOutput):
         return data
 
 
+class EvidencePoint(_ModelOutput):
+    """What a claim states about one cited item, as data the code checks (``docs/points.md``).
+
+    ``binding`` counts the claim's own ``evidence_bindings`` from 1; ``field`` names a field of
+    the item that binding cites; ``relation`` is one of ``equals``, ``contains``, ``above``,
+    ``below``, ``at_least``, ``at_most``, ``before``, ``after``; the field is compared with
+    ``value`` or with ``other_field`` of the same item. Nothing is checked here (a point the
+    model got wrong still parses): :mod:`~pytest_diageval.core.judge.claim_points` decides it.
+    """
+
+    binding: StrictInt
+    field: _Id
+    relation: _Id
+    value: _Text | None = None
+    other_field: _Id | None = None
+
+
 class Claim(_ModelOutput):
     claim_id: _Id
     claim_type: ClaimType
@@ -145,6 +163,11 @@ class Claim(_ModelOutput):
     # direct support unless it says otherwise, and an empty binding list is then graded.
     support_level: SupportLevel = "direct"
     evidence_bindings: list[EvidenceBinding] = Field(default_factory=list)
+    # What the claim states, as points on its cited items; when present the code checks
+    # these and does not read claim_text (docs/points.md).
+    points: list[EvidencePoint] = Field(
+        default_factory=list, max_length=CONTRACT_LIST_CAPS["points"]
+    )
 
 
 class Hypothesis(_ModelOutput):

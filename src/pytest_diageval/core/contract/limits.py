@@ -26,11 +26,13 @@ CONTRACT_LIST_CAPS: dict[str, int] = {
     "recommended_actions": 5,
     "missing_info": 10,
     "basis_claim_ids": 10,
+    "points": 10,
 }
 """Sizes a contract may not exceed (characters, items), so that the verifier's input has a
 bound (``core.verifier_view``). ``evidence_bindings`` counts every binding of the contract
 (claims and actions together): 004 limits claims, never the bindings of one claim
-("限制 claim 数量不限制 evidence_bindings 数量"), so only the total is capped. A longer contract
+("限制 claim 数量不限制 evidence_bindings 数量"), so only the total is capped. ``points``
+caps one claim's points (``docs/points.md``). A longer contract
 does not parse: nothing is cut from it, so the verifier always sees every claim whole.
 ``tool_name`` and ``raw_path`` are not capped: an absurd one is the gatekeeper's to reject."""
 VERIFIER_FACTS_CAP = 6

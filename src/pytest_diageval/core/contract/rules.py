@@ -153,6 +153,15 @@ RULES: tuple[Rule, ...] = (
        "a negative claim about a window wider than, or outside, the one its no-hit searched"),
     _R("claim.support_level", "claim", None,
        "a ceiling above the support_level the claim itself declares (it gets that level)"),
+    _R("point.false", "claim", "no_evidence",
+       "a claim's point that its item's field contradicts (docs/points.md)"),
+    _R("point.binding_missing", "claim", "no_evidence",
+       "a point naming no binding of its claim, or one the gatekeeper did not pass"),
+    _R("point.field_missing", "claim", "no_evidence",
+       "a point naming a field its item does not have"),
+    _R("point.not_comparable", "claim", "no_evidence",
+       "a point the code cannot decide (no single quantity or time of the value's kind, a"
+       " relation outside the closed set, value and other_field both or neither)"),
     # ---------------------------------------------------------------- verifier facts
     _R("fact.claim_unknown", "fact", "no_evidence",
        "a verifier fact naming a claim_id the contract does not have"),

@@ -17,7 +17,13 @@ positive claim, passed only on no-hit searches    no_evidence         ``claim.no
 negative claim, no passed no-hit search        no_evidence      ``claim.negative_without_no_hit``
 negative claim, no-hit of another subject         no_evidence         ``claim.negative_subject``
 ``support_level`` lower than the above            that level          ``claim.support_level``
+a point false, unresolvable or not comparable     no_evidence         ``point.*``
 ================================================  ==================  =============================
+
+* A claim with ``points`` (``docs/points.md``) is judged by its bindings' kinds and its points
+  (:mod:`.claim_points`), never by its text: the rows above on bindings hold, the rules that
+  read a claim's text (subject, numbers, polarity, a no-hit's subject in the text) do not run,
+  and a root cause or risk whose points fall on several items is indirect at most.
 
 * A runbook binding caps the claim at indirect and marks it ``runbook``: 004 "runbook 内容只能进入
   missing_info 或证据收集动作，不能变成 confirmed claim". Such a claim never carries a PASS and no
@@ -34,17 +40,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_diageval.core.contract.contracts import (
     CheckedBinding,
     Claim,
+    EvidenceBinding,
     FactVerification,
     GatekeeperResult,
     ToolInvocation,
 )
-from pytest_diageval.core.contract.evidence_tools import INCIDENT_EVIDENCE_TOOLS
+from pytest_diageval.core.contract.evidence_tools import INCIDENT_EVIDENCE_TOOLS, evidence_tool
 from pytest_diageval.core.contract.gatekeeper_rules import NO_HIT_RAW_PATHS
 from pytest_diageval.core.contract.rules import ceiling as rule_ceiling
 from pytest_diageval.core.judge.claim_grounding import (
@@ -53,6 +61,7 @@ from pytest_diageval.core.judge.claim_grounding import (
     negative_statement_problem,
     ungrounded,
 )
+from pytest_diageval.core.judge.claim_points import check_point, point_items
 from pytest_diageval.core.judge.claim_structure import (
     CitedItem,
     negative_window_problem,
@@ -139,7 +148,7 @@ def _without_contradictions(
     claims that both still stand after that read items the code cannot decide between, so
     neither stands."""
     passed = {cid: [r for r in rows if r.status == "pass"] for cid, rows in rows_by_claim.items()}
-    standing = [c for c in claims if ceilings[c.claim_id].ceiling in _SUPPORTING]
+    standing = [c for c in claims if ceilings[c.claim_id].ceiling in _SUPPORTING and not c.points]
     for claim_id, other in contradicting_claims(standing, passed).items():
         ceiling = ceilings[claim_id]
         if label_rank(ceiling.ceiling) > label_rank(rule_ceiling(_CONTRADICTS)):
@@ -173,12 +182,107 @@ def _ceiling(
             "claim.bindings_failed",
             reason=f"no binding of claim {claim.claim_id} passed the gatekeeper",
         )
-    if claim.claim_type == "negative_observation":
+    if claim.points:
+        ceiling = _pointed_ceiling(claim, passed, by_id)
+    elif claim.claim_type == "negative_observation":
         ceiling = _negative_ceiling(claim, passed, by_id)
     else:
         ceiling = _positive_ceiling(claim, passed, by_id)
     ceiling = ceiling.model_copy(update={"bound_invocation_ids": bound})
     return _apply_support_level(claim, ceiling)
+
+
+def _pointed_ceiling(
+    claim: Claim, passed: Sequence[CheckedBinding], by_id: Mapping[int, ToolInvocation]
+) -> ClaimCeiling:
+    """A claim with points (``docs/points.md``): its bindings' kinds and its points decide;
+    its text is not read. The kinds first (a no-hit backs only a negative observation, which
+    needs one; a runbook caps at indirect), then every point on its item, then a cause or
+    risk spread over several items, then an item addressing a reader."""
+    base = {"claim_id": claim.claim_id, "claim_type": claim.claim_type}
+    negative = claim.claim_type == "negative_observation"
+    if negative and not any(_is_no_hit(row) for row in passed):
+        return _stopped(
+            base,
+            "claim.negative_without_no_hit",
+            reason=f"negative_observation {claim.claim_id} cites no completed search that"
+            " found nothing; only such a search supports \u201c未检索到 \u2026\u201d",
+        )
+    items = [row for row in passed if not _is_no_hit(row)]
+    if not negative and not items:
+        return _stopped(
+            base,
+            "claim.no_hit_not_support",
+            reason=f"claim {claim.claim_id} ({claim.claim_type}) cites only searches that"
+            " found nothing; a no-hit supports a negative_observation and nothing else",
+        )
+    fields = [_binding_fields(binding, passed, by_id) for binding in claim.evidence_bindings]
+    checks = [check_point(point, point_items(fields)) for point in claim.points]
+    failed = next((check for check in checks if not check.holds), None)
+    if failed is not None and failed.rule is not None:
+        return _stopped(base, failed.rule, reason=f"claim {claim.claim_id}: {failed.reason}")
+    if any(row.tool_name not in INCIDENT_EVIDENCE_TOOLS for row in passed):
+        return _stopped(
+            base,
+            "claim.runbook_binding",
+            runbook=True,
+            reason=f"claim {claim.claim_id} rests on runbook / knowledge guidance"
+            " (lookup_knowledge); guidance is never a confirmed incident fact",
+        )
+    pointed = {_item_key(claim, check.item) for check in checks}
+    if claim.claim_type in ("root_cause", "risk") and len(pointed) > 1:
+        return _stopped(
+            base,
+            "claim.causal_across_items",
+            reason=f"{claim.claim_type} {claim.claim_id} points at {len(pointed)} items; items"
+            " side by side do not show that one caused the other",
+        )
+    addressed = _addressed(claim, items, by_id)
+    if addressed is not None:
+        return addressed
+    return ClaimCeiling(
+        **base,
+        ceiling="direct_evidence",
+        reason=f"claim {claim.claim_id}: every point holds on the items it cites"
+        f" ({len(checks)} point{'s' if len(checks) != 1 else ''})",
+    )
+
+
+def _binding_fields(
+    binding: EvidenceBinding,
+    passed: Sequence[CheckedBinding],
+    by_id: Mapping[int, ToolInvocation],
+) -> Mapping[str, Any] | None:
+    """The fields of the item ``binding`` cites, when the gatekeeper passed it: an item's own
+    fields, or a no-hit's search arguments and ``results`` 0. None for a binding that did not
+    pass (or whose call the caller did not hand over)."""
+    path = (binding.raw_path or "").strip()
+    row = next(
+        (
+            row
+            for row in passed
+            if row.source_invocation_id == binding.source_invocation_id
+            and (row.raw_path or "").strip() == path
+        ),
+        None,
+    )
+    invocation = None if row is None else by_id.get(row.source_invocation_id or -1)
+    if row is None or invocation is None:
+        return None
+    if _is_no_hit(row):
+        tool = evidence_tool(invocation.tool_name)
+        sent = invocation.input_params
+        names = tool.arguments if tool is not None else tuple(sent)
+        return {**{name: sent[name] for name in names if name in sent}, "results": 0}
+    return _cited_item(row, by_id).fields
+
+
+def _item_key(claim: Claim, number: int | None) -> tuple[int | None, str]:
+    """Which item binding ``number`` cites (two bindings quoting one item are one item)."""
+    if number is None or not 1 <= number <= len(claim.evidence_bindings):
+        return (None, str(number))
+    binding = claim.evidence_bindings[number - 1]
+    return (binding.source_invocation_id, (binding.raw_path or "").strip())
 
 
 def _stopped(

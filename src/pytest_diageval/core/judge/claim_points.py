@@ -1,0 +1,242 @@
+"""A claim's points, checked against the fields of the items they name (``docs/points.md``).
+
+A point is what a claim states about one cited item, as data: a binding of the claim, a field
+of the item it cites, a relation from a closed set, and a value or another field of the same
+item. The code decides each point from the item's own fields; a claim with points is judged by
+them and its bindings, never by its text (:mod:`.claim_support`).
+
+Each point ends in one :class:`PointCheck`: ``holds``, or the rule that stops it
+(``point.false``, ``point.binding_missing``, ``point.field_missing``, ``point.not_comparable``).
+Quantities and times are read by :mod:`pytest_diageval.core.text.quantities`, the reading the
+claim check already uses for numbers with units and clock times.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pytest_diageval.core.contract.contracts import EvidencePoint
+from pytest_diageval.core.text.quantities import Moment, Quantity, read
+
+__all__ = [
+    "ORDER_RELATIONS",
+    "RELATIONS",
+    "TIME_RELATIONS",
+    "PointCheck",
+    "check_point",
+    "point_items",
+]
+
+ORDER_RELATIONS = ("above", "below", "at_least", "at_most")
+"""Relations between two quantities of one kind."""
+TIME_RELATIONS = ("before", "after")
+"""Relations between two times."""
+RELATIONS = ("equals", "contains", *ORDER_RELATIONS, *TIME_RELATIONS)
+"""Every relation a point may name (the closed set of ``docs/points.md``)."""
+
+_MIN_CONTAINED = 2  # a one-character "contains" says nothing
+
+
+@dataclass(frozen=True)
+class PointCheck:
+    """What one point came to: ``rule`` is None when it holds; ``item`` is the binding's
+    place among the claim's bindings (1-based), or None when the point names none."""
+
+    point: EvidencePoint
+    rule: str | None
+    reason: str
+    item: int | None = None
+
+    @property
+    def holds(self) -> bool:
+        return self.rule is None
+
+
+def check_point(point: EvidencePoint, items: Mapping[int, Mapping[str, Any] | None]) -> PointCheck:
+    """Decide ``point`` against ``items``: binding number -> the fields of the item that
+    binding cites (None for a binding the gatekeeper did not pass)."""
+    fields = items.get(point.binding)
+    if fields is None:
+        why = (
+            "the claim has no such binding"
+            if point.binding not in items
+            else ("that binding did not pass the gatekeeper")
+        )
+        return PointCheck(point, "point.binding_missing", f"binding {point.binding}: {why}")
+    if point.field not in fields:
+        known = ", ".join(sorted(fields))
+        return PointCheck(
+            point, "point.field_missing",
+            f"the item of binding {point.binding} has no field {point.field!r} ({known})",
+            point.binding,
+        )  # fmt: skip
+    malformed = _malformed(point)
+    if malformed is not None:
+        return PointCheck(point, "point.not_comparable", malformed, point.binding)
+    if point.other_field is not None and point.other_field not in fields:
+        return PointCheck(
+            point, "point.field_missing",
+            f"the item of binding {point.binding} has no field {point.other_field!r}",
+            point.binding,
+        )  # fmt: skip
+    actual = fields[point.field]
+    wanted = fields[point.other_field] if point.other_field is not None else point.value
+    outcome = _decide(point.relation, actual, wanted)
+    said = f"{point.field} {point.relation} {_said(point)}"
+    if outcome is None:
+        why = f"{said}: {_text(actual)!r} and {_text(wanted)!r} cannot be compared that way"
+        return PointCheck(point, "point.not_comparable", why, point.binding)
+    if not outcome:
+        why = f"{said} is false: the item's {point.field} is {_text(actual)!r}"
+        return PointCheck(point, "point.false", why, point.binding)
+    return PointCheck(point, None, f"{said} holds", point.binding)
+
+
+def _malformed(point: EvidencePoint) -> str | None:
+    if point.relation not in RELATIONS:
+        return f"relation {point.relation!r} is not one of {', '.join(RELATIONS)}"
+    if (point.value is None) == (point.other_field is None):
+        return "a point gives exactly one of value and other_field"
+    if point.relation == "contains":
+        if point.value is None:
+            return "contains takes a value, not another field"
+        if len(_norm(point.value)) < _MIN_CONTAINED:
+            return f"contains needs a value of {_MIN_CONTAINED} characters or more"
+    return None
+
+
+def _said(point: EvidencePoint) -> str:
+    return repr(point.value) if point.value is not None else f"field {point.other_field!r}"
+
+
+def _decide(relation: str, actual: Any, wanted: Any) -> bool | None:
+    """True, False, or None when the two cannot be compared by ``relation``."""
+    if relation == "equals":
+        return _equals(actual, wanted)
+    if relation == "contains":
+        return _contains(actual, _text(wanted))
+    if relation in ORDER_RELATIONS:
+        return _ordered(relation, actual, wanted)
+    return _timed(relation, actual, wanted)
+
+
+def _equals(actual: Any, wanted: Any) -> bool | None:
+    if isinstance(actual, list):
+        return any(_equals(element, wanted) is True for element in actual)
+    left, right = _text(actual), _text(wanted)
+    if _norm(left) == _norm(right):
+        return True
+    one, other = _quantity(left), _quantity(right)
+    if one is not None and other is not None:
+        return one.dim == other.dim and _same(one.value, other.value)
+    first, second = _moment(left), _moment(right)
+    if first is not None and second is not None:
+        there, here = _instant(first, first), _instant(second, first)
+        return None if there is None or here is None else there == here
+    return False
+
+
+def _contains(actual: Any, wanted: str) -> bool:
+    if isinstance(actual, list):
+        return any(_contains(element, wanted) for element in actual)
+    text = _text(actual)
+    if _norm(wanted) in _norm(text):
+        return True
+    asked = _quantity(wanted)
+    if asked is None:
+        return False
+    return any(
+        found.dim == asked.dim and _same(found.value, asked.value)
+        for found in read(text).quantities
+    )
+
+
+def _ordered(relation: str, actual: Any, wanted: Any) -> bool | None:
+    asked = _quantity(_text(wanted))
+    if asked is None:
+        return None
+    kinds = [q for q in read(_text(actual)).quantities if q.dim == asked.dim and q.label != "total"]
+    if len(kinds) != 1:
+        return None
+    value, limit = kinds[0].value, asked.value
+    if relation == "above":
+        return value > limit and not _same(value, limit)
+    if relation == "below":
+        return value < limit and not _same(value, limit)
+    if relation == "at_least":
+        return value >= limit or _same(value, limit)
+    return value <= limit or _same(value, limit)
+
+
+def _timed(relation: str, actual: Any, wanted: Any) -> bool | None:
+    field, asked = _moment(_text(actual)), _moment(_text(wanted))
+    if field is None or asked is None:
+        return None
+    there, here = _instant(field, field), _instant(asked, field)
+    if there is None or here is None:
+        return None
+    return there < here if relation == "before" else there > here
+
+
+def _instant(moment: Moment, reference: Moment) -> datetime | None:
+    """``moment`` as an aware datetime: its missing zone and date parts from ``reference``
+    (the field's own time), None when neither has a zone or an hour."""
+    zone = moment.zone or reference.zone
+    if zone is None or moment.hour is None:
+        return None
+    anchored = Moment(
+        moment.year, moment.month, moment.day, moment.hour, moment.minute, moment.second,
+        zone, moment.start, moment.end,
+    )  # fmt: skip
+    if moment.year is None or moment.month is None or moment.day is None:
+        shifted = reference.shifted_to(zone) if reference.zone else reference
+        if shifted is None or shifted.year is None or shifted.month is None or not shifted.day:
+            return None
+        anchored = Moment(
+            shifted.year, shifted.month, shifted.day, moment.hour, moment.minute,
+            moment.second, zone, moment.start, moment.end,
+        )  # fmt: skip
+    moved = anchored.shifted_to("utc")
+    if moved is None or moved.hour is None:
+        return None
+    return datetime(
+        moved.year or 2000, moved.month or 1, moved.day or 1, moved.hour, moved.minute or 0,
+        moved.second or 0,
+    )  # fmt: skip
+
+
+def _quantity(text: str) -> Quantity | None:
+    """The one quantity of ``text`` (a number and a total, ``3.5GB/4GB``, is its first part)."""
+    found = [q for q in read(text).quantities if q.label != "total"]
+    return found[0] if len(found) == 1 else None
+
+
+def _moment(text: str) -> Moment | None:
+    found = read(text).moments
+    return found[0] if len(found) == 1 else None
+
+
+def _same(first: float, second: float) -> bool:
+    return math.isclose(first, second, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(_text(element) for element in value)
+    return "" if value is None else str(value)
+
+
+def _norm(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def point_items(
+    bindings: Sequence[Mapping[str, Any] | None],
+) -> dict[int, Mapping[str, Any] | None]:
+    """Binding number (1-based) -> the fields its item has, from the claim's bindings in order."""
+    return dict(enumerate(bindings, start=1))
