@@ -14,12 +14,16 @@ shipped default world's aliases), then asks the code the verdict relies on:
 * the question's scope (``core/scope``), when the pair has a question, read from the claim and
   its cited items' fields: a scope problem (``scope.excluded_topic`` …) flags the pair.
 
+The point sets (``--sets points``) carry ``points`` on each claim (``docs/points.md``): binding
+N is the pair's N-th item, and the code decides the points instead of reading the text.
+
 The script prints, per set and per fault class, the recall on unfaithful pairs and the false
 rejects on faithful ones, then every miss and false reject with ``--list``. The corpus's claim
 types ``fact`` and ``hypothesis`` are read as ``observation`` and ``risk``.
 
-Run from the repository root: ``python benchmarks/bench_claims.py [--sets training|held-out|all]
-[--list]``. Exit status 0 whatever the numbers: the figures are the result.
+Run from the repository root: ``python benchmarks/bench_claims.py
+[--sets training|held-out|points|all] [--list]``. Exit status 0 whatever the numbers: the
+figures are the result.
 """
 
 from __future__ import annotations
@@ -66,6 +70,12 @@ SETS = (
     ("held-out G", "heldout_claims_g.jsonl"),
     ("held-out H", "heldout_claims_h.jsonl"),
 )
+POINT_SETS = (
+    ("points I", "heldout_points_i.jsonl"),
+    ("points J", "heldout_points_j.jsonl"),
+)
+"""Held-out pairs whose claims carry points (``docs/points.md``): the code reads the points,
+not the text; written against that page by helpers who never read the checker."""
 TRAINING_SETS = (
     ("training A", "labelled_claims_a.jsonl"),
     ("training B", "labelled_claims_b.jsonl"),
@@ -154,7 +164,7 @@ def flagged(pair: dict[str, Any]) -> list[str]:
     claim_type = _TYPE.get(pair["claim_type"], pair["claim_type"])
     claim = Claim.model_validate(
         {"claim_id": "c", "claim_type": claim_type, "claim_text": pair["claim"],
-         "evidence_bindings": bindings}
+         "evidence_bindings": bindings, "points": pair.get("points", [])}
     )  # fmt: skip
     gate = GatekeeperResult(status="pass", severity="none", checked_bindings=checked)
     ceiling = claim_ceilings([claim], gate, rows, _aliases())["c"]
@@ -189,12 +199,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print every miss and false reject")
     parser.add_argument(
         "--sets",
-        choices=("training", "held-out", "all"),
+        choices=("training", "held-out", "points", "all"),
         default="all",
         help="which sets to read (tune on training; read held-out once per change)",
     )
     args = parser.parse_args(argv)
-    chosen = {"training": TRAINING_SETS, "held-out": SETS, "all": TRAINING_SETS + SETS}
+    chosen = {
+        "training": TRAINING_SETS,
+        "held-out": SETS,
+        "points": POINT_SETS,
+        "all": TRAINING_SETS + SETS + POINT_SETS,
+    }
     for name, file in chosen[args.sets]:
         _report(name, load(file), args.list)
     return 0

@@ -124,6 +124,43 @@ def test_a_search_that_found_nothing_is_a_negative_observation_citing_the_collec
     ]
 
 
+def test_each_claim_states_its_items_as_points_copied_from_the_items() -> None:
+    """The reference agent points (docs/points.md): an item's name and state, or a log's level
+    and service, copied from the item; a no-hit's empty result. The code decides these, never
+    the claim's plain text."""
+    (alert,) = claims("只确认 order-service 是否存在 HighMemoryUsage 告警。")
+    assert alert["points"] == [
+        {"binding": 1, "field": "alert_name", "relation": "equals", "value": "HighMemoryUsage"},
+        {"binding": 1, "field": "state", "relation": "equals", "value": "firing"},
+    ]
+    (logs,) = claims("确认 order-service 是否存在 HikariCP 连接池耗尽。")
+    assert [(p["binding"], p["field"]) for p in logs["points"]] == [
+        (1, "level"), (1, "service"), (2, "level"), (2, "service"),
+    ]  # fmt: skip
+    assert {p["value"] for p in logs["points"] if p["field"] == "service"} == {"order-service"}
+    (negative,) = claims("请确认 inventory-service 是否存在 HikariCP 连接池耗尽，只确认这一件事。")
+    assert negative["points"] == [
+        {"binding": 1, "field": "results", "relation": "equals", "value": "0"}
+    ]
+
+
+def test_a_reference_claim_is_judged_by_its_points_not_its_text() -> None:
+    """Its text rewritten to say the opposite, the reference answer still passes: the points
+    decide. A point made false stops the claim."""
+    query = "只确认 order-service 是否存在 HighMemoryUsage 告警。"
+    script = reference_script(query, WORLD)
+    claim = script[2]["content"]["claims"][0]
+    claim["claim_text"] = "order-service 没有任何告警，内存只有 10%。"
+    llm, _ = scripted_llm(script)
+    with llm:
+        assert ChatService().run(query, WORLD, llm).final_verdict == "PASS"
+    claim["points"][1]["value"] = "resolved"
+    llm, _ = scripted_llm(script + script)  # a retry round is answered the same way
+    with llm:
+        result = ChatService().run(query, WORLD, llm)
+    assert result.final_verdict != "PASS"
+
+
 def test_the_verifier_labels_each_claim_direct_with_its_own_trace_entry() -> None:
     verifier = reference_script("只确认 payment-service 当前是否存在 CPU 使用率过高告警。", WORLD)[
         3

@@ -20,7 +20,7 @@ from support.source_scan import string_constants
 ROOT = Path(__file__).resolve().parents[3]
 SRC = ROOT / "src" / "pytest_diageval"
 _RULE_NAME = re.compile(
-    r"(evidence|executor|claim|fact|verdict|verifier|gatekeeper|scope|trace)\.[a-z_]+"
+    r"(evidence|executor|claim|point|fact|verdict|verifier|gatekeeper|scope|trace)\.[a-z_]+"
 )
 
 

@@ -28,6 +28,8 @@ ALERT_ITEM = {
     "description": "JVM heap 3.5GB/4GB, 17 threads waiting",
     "apis": ["/api/v1/users/profile", "/api/v1/users/orders"],
     "latency": "P95 2.1s, P99 4.2s",
+    "errors": "HTTP 503 for 58 of 740 lookups",
+    "opened": "2026-08-12T15:20:44+05:30",
 }
 LOG_ITEM = {
     "timestamp": "2026-07-08T11:02:00+08:00",
@@ -63,6 +65,11 @@ POINTS = [
     (1, "state", "is", "firing", None, "point.not_comparable"),
     (1, "latency", "above", "1s", None, "point.not_comparable"),  # two durations: which?
     (1, "latency", "contains", "4200ms", None, None),
+    (1, "errors", "above", "50", None, "point.not_comparable"),  # 58 and 740: which count?
+    (1, "opened", "equals", "2026-08-12 09:50:44 UTC", None, None),  # a half-hour zone
+    (1, "opened", "equals", "2026-08-12 04:50:44 -05:00", None, None),  # offset after a space
+    (1, "opened", "before", "2026-08-12 09:51 UTC", None, None),
+    (1, "opened", "after", "15:21", None, "point.false"),  # read in the field's zone
     (1, "owner", "equals", "team-a", None, "point.field_missing"),
     (1, "current", "above", None, "baseline", "point.field_missing"),
     (2, "timestamp", "equals", "2026-07-08 03:02 UTC", None, None),

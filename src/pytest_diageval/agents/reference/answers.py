@@ -11,12 +11,14 @@ send, as script entries for the scripted transport:
    every item verbatim (its ``raw_path`` and the item's whole ref text as excerpt); a call
    that found nothing is a ``negative_observation`` citing the collection path (``$.logs``,
    ``$.alerts``) with the tool's own no-hit message; a failed call is missing information,
-   never a claim;
+   never a claim. Each claim states what it says as points (``docs/points.md``): each cited
+   item's name and state (an alert) or level and service (a log), a no-hit's empty result, so
+   the code decides the claim and never reads its text;
 4. the verifier's labels: ``direct_evidence`` for each claim, with the trace entries of the
    claim's own call (built by the same trace summary the pipeline builds); nothing else.
 
-The prose (summary, claim texts, answer) is plain: the answer a user reads is rendered by
-code from the cited items, so only the citations matter.
+The prose (summary, claim texts, answer) is plain and read by nothing: the answer a user
+reads is rendered by code from the cited items, and the points decide each claim.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from pytest_diageval.core.evidence.recorder import (
     EVIDENCE_LIST_KEYS,
     RecordedCall,
     ToolInvocationRecorder,
+    extract_evidence_items,
 )
 from pytest_diageval.core.evidence.store import Store
 from pytest_diageval.core.evidence.tools import Toolbox
@@ -118,7 +121,7 @@ def _claims(
         claim_id = f"claim-{len(claims) + 1}"
         if outcome.evidence_refs:
             bindings = _bindings(call, outcome)[: max(budget, 1)]
-            claims.append(_observation(claim_id, call, bindings))
+            claims.append(_observation(claim_id, call, bindings, outcome))
         else:
             bindings = [_no_hit_binding(call, outcome)]
             claims.append(_negative(claim_id, call, bindings))
@@ -163,7 +166,7 @@ def _asked(call: ReferenceCall) -> str:
 
 
 def _observation(
-    claim_id: str, call: ReferenceCall, bindings: list[dict[str, Any]]
+    claim_id: str, call: ReferenceCall, bindings: list[dict[str, Any]], outcome: RecordedCall
 ) -> dict[str, Any]:
     kind = "告警" if call.tool == QUERY_METRICS else "日志"
     alert = call.arguments.get("alert_name")  # a keyword may be a synonym the items never show
@@ -174,7 +177,30 @@ def _observation(
         "claim_text": text.strip(),
         "support_level": "direct",
         "evidence_bindings": bindings,
+        "points": _item_points(bindings, outcome),
     }
+
+
+_POINTED_FIELDS = ("alert_name", "state", "level", "service")
+"""The fields a reference claim points at on each cited item, the first two it has: what the
+item is (an alert's name and state, a log's level and service)."""
+
+
+def _item_points(bindings: list[dict[str, Any]], outcome: RecordedCall) -> list[dict[str, Any]]:
+    """What the claim states, as points (``docs/points.md``): each cited item's name and state
+    (or level and service), copied from the item, so the code decides the claim, not its text.
+    A claim holds at most ``CONTRACT_LIST_CAPS["points"]`` points: the first items get them."""
+    items = extract_evidence_items(outcome.tool_name, outcome.output or {})
+    fields = {item.raw_path: item.fields for item in items}
+    points: list[dict[str, Any]] = []
+    for number, binding in enumerate(bindings, start=1):
+        item = fields.get(binding["raw_path"], {})
+        named = [name for name in _POINTED_FIELDS if isinstance(item.get(name), str)][:2]
+        points += [
+            {"binding": number, "field": name, "relation": "equals", "value": item[name]}
+            for name in named
+        ]
+    return points[: CONTRACT_LIST_CAPS["points"]]
 
 
 def _negative(claim_id: str, call: ReferenceCall, bindings: list[dict[str, Any]]) -> dict[str, Any]:
@@ -186,6 +212,7 @@ def _negative(claim_id: str, call: ReferenceCall, bindings: list[dict[str, Any]]
         "claim_text": text.strip(),
         "support_level": "direct",
         "evidence_bindings": bindings,
+        "points": [{"binding": 1, "field": "results", "relation": "equals", "value": "0"}],
     }
 
 

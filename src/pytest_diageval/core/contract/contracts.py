@@ -44,6 +44,7 @@ __all__ = [
     "HELPER_TOOLS",
     "PLAN_STEPS_MAX",
     "PLAN_TEXT_CHARS",
+    "POINT_RELATIONS",
     "VERIFIER_FACTS_CAP",
     "CheckedBinding",
     "Claim",
@@ -138,6 +139,14 @@ class EvidenceBinding(_ModelOutput):
         return data
 
 
+POINT_RELATIONS: tuple[str, ...] = (
+    "equals", "contains", "above", "below", "at_least", "at_most", "before", "after",
+)  # fmt: skip
+"""The closed set of relations a point may name (``docs/points.md``). The parser keeps any
+string (a model's wrong relation is refused by the checker as ``point.not_comparable``, not by
+failing the whole contract); the scenario schema offers these."""
+
+
 class EvidencePoint(_ModelOutput):
     """What a claim states about one cited item, as data the code checks (``docs/points.md``).
 
@@ -150,7 +159,9 @@ class EvidencePoint(_ModelOutput):
 
     binding: StrictInt
     field: _Id
-    relation: _Id
+    relation: Annotated[
+        str, Field(max_length=CONTRACT_ID_CHARS, json_schema_extra={"enum": list(POINT_RELATIONS)})
+    ]
     value: _Text | None = None
     other_field: _Id | None = None
 

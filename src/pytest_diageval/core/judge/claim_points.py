@@ -14,13 +14,14 @@ claim check already uses for numbers with units and clock times.
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from pytest_diageval.core.contract.contracts import EvidencePoint
+from pytest_diageval.core.contract.contracts import POINT_RELATIONS, EvidencePoint
 from pytest_diageval.core.text.quantities import Moment, Quantity, read
 
 __all__ = [
@@ -36,8 +37,9 @@ ORDER_RELATIONS = ("above", "below", "at_least", "at_most")
 """Relations between two quantities of one kind."""
 TIME_RELATIONS = ("before", "after")
 """Relations between two times."""
-RELATIONS = ("equals", "contains", *ORDER_RELATIONS, *TIME_RELATIONS)
+RELATIONS = POINT_RELATIONS
 """Every relation a point may name (the closed set of ``docs/points.md``)."""
+assert set(RELATIONS) == {"equals", "contains", *ORDER_RELATIONS, *TIME_RELATIONS}
 
 _MIN_CONTAINED = 2  # a one-character "contains" says nothing
 
@@ -151,8 +153,7 @@ def _contains(actual: Any, wanted: str) -> bool:
     if asked is None:
         return False
     return any(
-        found.dim == asked.dim and _same(found.value, asked.value)
-        for found in read(text).quantities
+        found.dim == asked.dim and _same(found.value, asked.value) for found in _counted(text)
     )
 
 
@@ -160,7 +161,7 @@ def _ordered(relation: str, actual: Any, wanted: Any) -> bool | None:
     asked = _quantity(_text(wanted))
     if asked is None:
         return None
-    kinds = [q for q in read(_text(actual)).quantities if q.dim == asked.dim and q.label != "total"]
+    kinds = [q for q in _counted(_text(actual)) if q.dim == asked.dim]
     if len(kinds) != 1:
         return None
     value, limit = kinds[0].value, asked.value
@@ -184,41 +185,52 @@ def _timed(relation: str, actual: Any, wanted: Any) -> bool | None:
 
 
 def _instant(moment: Moment, reference: Moment) -> datetime | None:
-    """``moment`` as an aware datetime: its missing zone and date parts from ``reference``
-    (the field's own time), None when neither has a zone or an hour."""
+    """``moment`` as an aware datetime, its missing zone and date taken from ``reference``
+    (the field's own time, in ``moment``'s zone); None when that leaves it incomplete."""
     zone = moment.zone or reference.zone
     if zone is None or moment.hour is None:
         return None
-    anchored = Moment(
-        moment.year, moment.month, moment.day, moment.hour, moment.minute, moment.second,
-        zone, moment.start, moment.end,
-    )  # fmt: skip
-    if moment.year is None or moment.month is None or moment.day is None:
-        shifted = reference.shifted_to(zone) if reference.zone else reference
-        if shifted is None or shifted.year is None or shifted.month is None or not shifted.day:
+    year, month, day = moment.year, moment.month, moment.day
+    if year is None or month is None or day is None:
+        there = reference.instant()
+        here = replace(reference, hour=0, minute=0, second=0, zone=zone).instant()
+        if there is None or here is None or here.tzinfo is None:
             return None
-        anchored = Moment(
-            shifted.year, shifted.month, shifted.day, moment.hour, moment.minute,
-            moment.second, zone, moment.start, moment.end,
-        )  # fmt: skip
-    moved = anchored.shifted_to("utc")
-    if moved is None or moved.hour is None:
-        return None
-    return datetime(
-        moved.year or 2000, moved.month or 1, moved.day or 1, moved.hour, moved.minute or 0,
-        moved.second or 0,
-    )  # fmt: skip
+        local = there.astimezone(here.tzinfo)
+        year, month, day = local.year, local.month, local.day
+    return replace(moment, year=year, month=month, day=day, zone=zone).instant()
 
 
 def _quantity(text: str) -> Quantity | None:
     """The one quantity of ``text`` (a number and a total, ``3.5GB/4GB``, is its first part)."""
-    found = [q for q in read(text).quantities if q.label != "total"]
+    found = _counted(text)
     return found[0] if len(found) == 1 else None
+
+
+def _counted(text: str) -> list[Quantity]:
+    """The quantities of ``text`` but a total written after a slash (``4GB`` of ``3.5GB/4GB``);
+    a total said in words ("58 of 740") is a quantity like any other."""
+    reading = read(_zoned(text))
+    found: list[Quantity] = []
+    for quantity in reading.quantities:
+        slashed = bool(found) and reading.text[found[-1].end : quantity.start].strip() == "/"
+        if not (quantity.label == "total" and slashed):
+            found.append(quantity)
+    return found
 
 
 def _moment(text: str) -> Moment | None:
-    found = read(text).moments
+    found = read(_zoned(text)).moments
     return found[0] if len(found) == 1 else None
+
+
+_SPACED_OFFSET = re.compile(r"(\d{1,2}:\d{2}(?::\d{2})?)\s+([+-]\d{2}:?\d{2})(?![\d:])")
+
+
+def _zoned(text: str) -> str:
+    """``2026-07-08 11:02 +08:00`` read as ``11:02+08:00``: an offset after a space is the
+    time's zone, not a second time."""
+    return _SPACED_OFFSET.sub(r"\1\2", text)
 
 
 def _same(first: float, second: float) -> bool:

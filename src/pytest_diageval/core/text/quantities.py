@@ -125,9 +125,22 @@ class Moment:
             self.second or 0, tzinfo=_tz(self.zone),
         )  # fmt: skip
         moved = base.astimezone(_tz(zone))
+        # A half-hour zone (+05:30) moves the minutes too; a time without minutes keeps none
+        # unless the move gives it some.
+        minute = moved.minute if self.minute is not None or moved.minute else None
         return Moment(
             self.year and moved.year, self.month and moved.month, self.day and moved.day,
-            moved.hour, self.minute, self.second, zone, self.start, self.end,
+            moved.hour, minute, self.second, zone, self.start, self.end,
+        )  # fmt: skip
+
+    def instant(self) -> datetime | None:
+        """This moment as an aware datetime (a missing minute or second is 0); None unless
+        its zone, date and hour are known."""
+        if None in (self.zone, self.year, self.month, self.day, self.hour):
+            return None
+        return datetime(
+            self.year or 0, self.month or 0, self.day or 0, self.hour or 0, self.minute or 0,
+            self.second or 0, tzinfo=_tz(self.zone or "utc"),
         )  # fmt: skip
 
 
