@@ -73,6 +73,8 @@ SETS = (
 POINT_SETS = (
     ("points I", "heldout_points_i.jsonl"),
     ("points J", "heldout_points_j.jsonl"),
+    ("points K", "heldout_points_k.jsonl"),
+    ("points L", "heldout_points_l.jsonl"),
 )
 """Held-out pairs whose claims carry points (``docs/points.md``): the code reads the points,
 not the text; written against that page by helpers who never read the checker."""

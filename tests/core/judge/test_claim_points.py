@@ -70,6 +70,10 @@ POINTS = [
     (1, "opened", "equals", "2026-08-12 04:50:44 -05:00", None, None),  # offset after a space
     (1, "opened", "before", "2026-08-12 09:51 UTC", None, None),
     (1, "opened", "after", "15:21", None, "point.false"),  # read in the field's zone
+    (1, "opened", "equals", "04:50:44 -05:00", None, None),  # no date: the field's, moved
+    (1, "opened", "before", "09:51 +00:00", None, None),  # no seconds, offset after a space
+    (2, "message", "equals", "3584MB", None, None),  # the one size (3.5GB/4GB's first part)
+    (1, "latency", "equals", "4.2s", None, "point.not_comparable"),  # two durations
     (1, "owner", "equals", "team-a", None, "point.field_missing"),
     (1, "current", "above", None, "baseline", "point.field_missing"),
     (2, "timestamp", "equals", "2026-07-08 03:02 UTC", None, None),

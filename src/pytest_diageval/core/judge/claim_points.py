@@ -133,9 +133,12 @@ def _equals(actual: Any, wanted: Any) -> bool | None:
     left, right = _text(actual), _text(wanted)
     if _norm(left) == _norm(right):
         return True
-    one, other = _quantity(left), _quantity(right)
-    if one is not None and other is not None:
-        return one.dim == other.dim and _same(one.value, other.value)
+    asked = _quantity(right)
+    kinds = [] if asked is None else [q for q in _counted(left) if q.dim == asked.dim]
+    if asked is not None and len(kinds) > 1:
+        return None  # two of the value's kind: which one would it equal?
+    if asked is not None and kinds:
+        return _same(kinds[0].value, asked.value)
     first, second = _moment(left), _moment(right)
     if first is not None and second is not None:
         there, here = _instant(first, first), _instant(second, first)
@@ -230,7 +233,13 @@ _SPACED_OFFSET = re.compile(r"(\d{1,2}:\d{2}(?::\d{2})?)\s+([+-]\d{2}:?\d{2})(?!
 def _zoned(text: str) -> str:
     """``2026-07-08 11:02 +08:00`` read as ``11:02+08:00``: an offset after a space is the
     time's zone, not a second time."""
-    return _SPACED_OFFSET.sub(r"\1\2", text)
+    return _SPACED_OFFSET.sub(_joined, text)
+
+
+def _joined(found: re.Match[str]) -> str:
+    clock, offset = found.group(1), found.group(2)
+    seconds = "" if clock.count(":") == 2 else ":00"  # the reader takes an offset after seconds
+    return f"{clock}{seconds}{offset}"
 
 
 def _same(first: float, second: float) -> bool:
