@@ -456,3 +456,36 @@ def test_a_no_hit_is_retargeted_only_to_another_services_no_hit() -> None:
         "source_invocation_id 3 → 1: the same text, about payment-service instead of"
         " shipping-service"
     )
+
+
+POINTED = REPO / "scenarios" / "soundness" / "points-decide-not-the-text.yaml"
+
+
+def test_each_point_of_a_pointed_claim_gets_a_flip_that_cannot_hold() -> None:
+    """point-flip: one mutant per point, its relation turned into one that cannot hold where
+    the original held; nothing else of the contract changes."""
+    plan = replay_plan(POINTED)
+    flips = [m for m in derive_mutants(plan.base) if m.kind == "point-flip"]
+    assert [m.name for m in flips] == [
+        "point-flip-claim-1-0",
+        "point-flip-claim-1-1",
+        "point-flip-claim-2-0",
+        "point-flip-claim-2-1",
+    ]
+    assert [contract_changes(plan, m) for m in flips] == [
+        {"claims[0].points[0].relation": ("equals", "above")},
+        {"claims[0].points[1].relation": ("above", "at_most")},
+        {"claims[1].points[0].relation": ("contains", "below")},
+        {"claims[1].points[1].relation": ("at_least", "below")},
+    ]
+    assert all(m.equivalent is None for m in flips)
+    assert flips[0].seed_rule == SEED_RULES["point-flip"]
+
+
+def test_every_relation_has_a_flip_and_the_flip_is_another_relation() -> None:
+    from pytest_diageval.core.contract.contracts import POINT_RELATIONS
+
+    assert set(mutant_kinds.POINT_FLIPS) == set(POINT_RELATIONS)
+    assert all(
+        flip in POINT_RELATIONS and flip != r for r, flip in mutant_kinds.POINT_FLIPS.items()
+    )

@@ -36,6 +36,12 @@ Per claim (``<kind>-<claim id>-all``):
   false``: an unsupported claim declared unimportant to escape the verdict matrix (a
   verifier-output mutant; the contract is unchanged).
 
+Per point of a claim that has points (``docs/points.md``), ``point-flip``
+(``point-flip-<claim id>-<point index>``): the point's relation turned into one that cannot
+hold where it held (:data:`POINT_FLIPS`: ``above`` ↔ ``at_most``, ``below`` ↔ ``at_least``,
+``before`` ↔ ``after``, ``equals`` → ``above``, ``contains`` → ``below``): the claim now
+states what its item contradicts, its text and citations unchanged. The harm is a PASS.
+
 Per claim and statement (``<kind>-<claim id>-answer`` and ``<kind>-<claim id>-text``), the
 claim's text edited so that its words stay plausible and what it asserts changes
 (:mod:`~pytest_diageval.harness.mutation.statement_edits`): ``statement-number`` (a value),
@@ -87,6 +93,8 @@ __all__ = [
     "EVIDENCE_KINDS",
     "EXTRA_SENTENCE",
     "KINDS",
+    "POINT_FLIPS",
+    "POINT_KINDS",
     "PROSE_CANARY",
     "SCOPE_KINDS",
     "SEED_RULES",
@@ -122,8 +130,28 @@ STATEMENT_KINDS = (
     "statement-zone",
 )
 EVIDENCE_KINDS = ("planted-injection",)
+POINT_KINDS = ("point-flip",)
+POINT_FLIPS: dict[str, str] = {
+    "above": "at_most",
+    "at_most": "above",
+    "below": "at_least",
+    "at_least": "below",
+    "before": "after",
+    "after": "before",
+    "equals": "above",  # equal values are not strictly above each other
+    "contains": "below",  # the quantity a field contains is not below itself
+}
+"""Per relation, one that cannot hold where it held (``point-flip``)."""
 SCOPE_KINDS = ("scope-service", "scope-excluded")
-KINDS = BINDING_KINDS + EVIDENCE_KINDS + CLAIM_KINDS + STATEMENT_KINDS + ANSWER_KINDS + SCOPE_KINDS
+KINDS = (
+    BINDING_KINDS
+    + EVIDENCE_KINDS
+    + CLAIM_KINDS
+    + POINT_KINDS
+    + STATEMENT_KINDS
+    + ANSWER_KINDS
+    + SCOPE_KINDS
+)
 
 _CITATION_RULE = (
     '000: "a claim with fabricated or missing evidence references SHALL NOT be classified as'
@@ -140,6 +168,8 @@ SEED_RULES: dict[str, str] = {
     ' classified as `direct_evidence`"',
     "other-service": _DERIVABLE_RULE,
     "reattributed": _DERIVABLE_RULE,
+    "point-flip": '004: "Verifier 判为 PASS 必须基于“真实引用 + 可推导结论”两个条件同时成立";'
+    " a claim's point its item contradicts is no derivable conclusion (docs/points.md)",
     "demoted": "000: PASS only \"WHEN all critical facts in the Executor's answer have direct or"
     ' indirect support"; the verifier may not choose which claims are critical',
     "extra-sentence": '000: "unsupported extra facts SHALL lower the verdict"; 004: "Composer'

@@ -42,6 +42,8 @@ from pytest_diageval.harness.mutation.kinds import (
     EVIDENCE_KINDS,
     EXTRA_SENTENCE,
     KINDS,
+    POINT_FLIPS,
+    POINT_KINDS,
     PROSE_CANARY,
     SEED_RULES,
     STATEMENT_KINDS,
@@ -56,6 +58,7 @@ __all__ = [
     "EVIDENCE_KINDS",
     "EXTRA_SENTENCE",
     "KINDS",
+    "POINT_KINDS",
     "PROSE_CANARY",
     "SEED_RULES",
     "STATEMENT_KINDS",
@@ -212,6 +215,8 @@ class _Context:
             yield "unbound", token, "all", self._unbound(index)
             yield "reattributed", token, "all", self._reattributed(index)
             yield "demoted", token, "all", self._demoted(index)
+            for number in range(len(claim.get("points") or [])):
+                yield "point-flip", token, str(number), self._point_flip(index, number)
             for kind, edit in self.statement_edits.items():
                 for target in ("answer", "text"):
                     yield kind, token, target, self._statement(kind, index, target, edit)
@@ -358,6 +363,16 @@ class _Context:
         verifier["critical_fact_count"] = max(0, verifier["critical_fact_count"] - critical)
         change = f"{len(facts)} verifier fact(s) of {claim_id} → no_evidence, is_critical false"
         return change, None, verifier
+
+    def _point_flip(self, index: int, number: int) -> _Outcome:
+        contract = copy.deepcopy(self.contract)
+        point = contract["claims"][index]["points"][number]
+        relation = point.get("relation")
+        flipped = POINT_FLIPS.get(relation) if isinstance(relation, str) else None
+        if flipped is None:
+            return f"relation {relation!r} has no flip (it is refused as it is)"
+        point["relation"] = flipped
+        return f"point {number + 1}: {point.get('field')} {relation} → {flipped}", contract, None
 
     # ----------------------------------------------------------------- per statement
 
