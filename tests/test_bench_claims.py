@@ -111,3 +111,32 @@ def test_the_shape_check_names_each_problem() -> None:
     assert any(p.startswith(f"{broken[3]['id']}: log item without") for p in problems)
     assert f"{broken[4]['id']}: a negative observation citing no no-hit" in problems
     assert any(p.endswith("pairs (at least 10)") for p in problems)
+
+
+POINT_FAULTS = {
+    "false_value", "wrong_field", "comparison_direction", "unit", "time", "subject",
+    "missing_field", "not_comparable", "causal_across_items", "unsupported_negative_observation",
+    "binding_missing",
+}  # fmt: skip
+
+
+def test_the_point_sets_load_with_their_points_and_meet_the_minimums() -> None:
+    """Each point set: at least 100 pairs, about half faithful, at least 8 pairs per fault
+    class, every pair with points (the code reads those, not the text)."""
+    for _, file in bench_claims.POINT_SETS:
+        pairs = bench_claims.load(file)
+        assert len(pairs) >= 100, file
+        faithful = sum(p["label"] == "faithful" for p in pairs)
+        assert 0.45 <= faithful / len(pairs) <= 0.55, file
+        faults = [p["fault"] for p in pairs if p["label"] == "unfaithful"]
+        assert set(faults) == POINT_FAULTS, file
+        assert min(faults.count(f) for f in POINT_FAULTS) >= 8, file
+        assert all(p["points"] for p in pairs), file
+
+
+def test_a_pair_with_points_is_judged_by_them_not_its_text() -> None:
+    wrong_text = _pair("order-service 出现 OutOfMemoryError，当前 10%")
+    true_point = {"binding": 1, "field": "current", "relation": "above", "other_field": "threshold"}
+    assert bench_claims.flagged({**wrong_text, "points": [true_point]}) == []
+    false_point = {**true_point, "relation": "below"}
+    assert bench_claims.flagged({**wrong_text, "points": [false_point]}) == ["point.false"]

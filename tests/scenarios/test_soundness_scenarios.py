@@ -234,6 +234,21 @@ RULES.update(
         )
     }
 )
+# Claims that point (docs/points.md): the points decide, the text is not read. The verifier
+# says PASS 1.0 in each; claim-1's text says the opposite of its items in the first.
+RULES.update(
+    {
+        "points-decide-not-the-text.yaml": ([], TWO_DIRECT),
+        "points-false-point.yaml": (
+            [("fact.claim_ceiling", 0), *MATRIX],
+            [("claim-1", "no_evidence", "point.false"), TWO_DIRECT[1]],
+        ),
+        "points-root-cause-across-items.yaml": (
+            [("fact.claim_ceiling", 0), *MATRIX],
+            [("claim-1", "indirect_support", "claim.causal_across_items")],
+        ),
+    }
+)
 
 
 def test_every_soundness_scenario_is_pinned_here_and_tagged_soundness() -> None:
