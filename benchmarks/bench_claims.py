@@ -75,6 +75,8 @@ POINT_SETS = (
     ("points J", "heldout_points_j.jsonl"),
     ("points K", "heldout_points_k.jsonl"),
     ("points L", "heldout_points_l.jsonl"),
+    ("points M", "heldout_points_m.jsonl"),
+    ("points N", "heldout_points_n.jsonl"),
 )
 """Held-out pairs whose claims carry points (``docs/points.md``): the code reads the points,
 not the text; written against that page by helpers who never read the checker."""

@@ -243,6 +243,11 @@ RULES.update(
             [("fact.claim_ceiling", 0), *MATRIX],
             [("claim-1", "no_evidence", "point.false"), TWO_DIRECT[1]],
         ),
+        "points-not-comparable.yaml": (
+            [("fact.claim_ceiling", 0), *MATRIX],
+            [("claim-1", "no_evidence", "point.not_comparable"), TWO_DIRECT[1]],
+        ),
+        "points-negative-observation.yaml": ([], [TWO_DIRECT[0]]),
         "points-root-cause-across-items.yaml": (
             [("fact.claim_ceiling", 0), *MATRIX],
             [("claim-1", "indirect_support", "claim.causal_across_items")],

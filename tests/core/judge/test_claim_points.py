@@ -56,6 +56,9 @@ POINTS = [
     (1, "description", "above", "3GB", None, None),  # 3.5GB/4GB counts its first part
     (1, "description", "contains", "3584MB", None, None),
     (1, "description", "contains", "heap", None, None),
+    (1, "duration", "contains", "0m", None, "point.false"),  # not a piece of 10m
+    (1, "latency", "contains", "2.1s", None, None),
+    (1, "latency", "contains", "1s", None, "point.false"),  # 2.1s is not 1s
     (1, "description", "contains", "h", None, "point.not_comparable"),
     (1, "description", "contains", "Full GC", None, "point.false"),
     (1, "apis", "equals", "/api/v1/users/orders", None, None),

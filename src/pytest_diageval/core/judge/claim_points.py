@@ -150,7 +150,7 @@ def _contains(actual: Any, wanted: str) -> bool:
     if isinstance(actual, list):
         return any(_contains(element, wanted) for element in actual)
     text = _text(actual)
-    if _norm(wanted) in _norm(text):
+    if _occurs(_norm(wanted), _norm(text)):
         return True
     asked = _quantity(wanted)
     if asked is None:
@@ -158,6 +158,14 @@ def _contains(actual: Any, wanted: str) -> bool:
     return any(
         found.dim == asked.dim and _same(found.value, asked.value) for found in _counted(text)
     )
+
+
+def _occurs(value: str, text: str) -> bool:
+    """``value`` in ``text``, not as a piece of a longer number (``200ms`` is not in
+    ``1200ms``, ``9.5`` is not in ``19.55``)."""
+    before = r"(?<![\d.])" if value[:1].isdigit() else ""
+    after = r"(?![\d])" if value[-1:].isdigit() else ""
+    return re.search(before + re.escape(value) + after, text) is not None
 
 
 def _ordered(relation: str, actual: Any, wanted: Any) -> bool | None:
