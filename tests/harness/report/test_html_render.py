@@ -473,3 +473,24 @@ def test_each_rendering_stands_beside_the_model_wording(page: Element) -> None:
     (answer,) = _section(page, "matrix-highmemory-positive").find_all("div", "answer")
     assert rendering.split("（来源")[0] in answer.text()
     assert wording not in answer.text()
+
+
+POINTED = SHIPPED / "soundness" / "points-false-point.yaml"
+
+
+def test_a_claims_points_are_listed_and_the_ceiling_names_the_false_one() -> None:
+    page = parse_html(render_html(report_of([POINTED]), None))
+    section = _section(page, "soundness-points-false-point")
+    claim = _claim(section, "claim-1")
+    (points,) = claim.find_all("table", "points")
+    assert [row.cells() for row in points.find_all("tr")[1:]] == [
+        ["1", "1", "state", "equals", "firing"],
+        ["2", "1", "current", "above", "95%"],
+    ]
+    assert "did not read its text" in claim.text()
+    (labels,) = claim.find_all("ul", "labels")
+    ceiling = [li.text() for li in labels.find_all("li")][1]
+    assert ceiling.startswith("ceiling from its bindings (code): no_evidence point.false")
+    assert "current above '95%' is false: the item's current is '91%'" in ceiling
+    (held,) = _claim(section, "claim-2").find_all("table", "points")
+    assert [row.cells()[3] for row in held.find_all("tr")[1:]] == ["contains", "at_least"]
