@@ -202,33 +202,17 @@ def _pointed_ceiling(
     base = {"claim_id": claim.claim_id, "claim_type": claim.claim_type}
     negative = claim.claim_type == "negative_observation"
     if negative and not any(_is_no_hit(row) for row in passed):
-        return _stopped(
-            base,
-            "claim.negative_without_no_hit",
-            reason=f"negative_observation {claim.claim_id} cites no completed search that"
-            " found nothing; only such a search supports \u201c未检索到 \u2026\u201d",
-        )
+        return _standard_stop(claim, "claim.negative_without_no_hit")
     items = [row for row in passed if not _is_no_hit(row)]
     if not negative and not items:
-        return _stopped(
-            base,
-            "claim.no_hit_not_support",
-            reason=f"claim {claim.claim_id} ({claim.claim_type}) cites only searches that"
-            " found nothing; a no-hit supports a negative_observation and nothing else",
-        )
+        return _standard_stop(claim, "claim.no_hit_not_support")
     fields = [_binding_fields(binding, passed, by_id) for binding in claim.evidence_bindings]
     checks = [check_point(point, point_items(fields)) for point in claim.points]
     failed = next((check for check in checks if not check.holds), None)
     if failed is not None and failed.rule is not None:
         return _stopped(base, failed.rule, reason=f"claim {claim.claim_id}: {failed.reason}")
     if any(row.tool_name not in INCIDENT_EVIDENCE_TOOLS for row in passed):
-        return _stopped(
-            base,
-            "claim.runbook_binding",
-            runbook=True,
-            reason=f"claim {claim.claim_id} rests on runbook / knowledge guidance"
-            " (lookup_knowledge); guidance is never a confirmed incident fact",
-        )
+        return _standard_stop(claim, "claim.runbook_binding")
     pointed = {_item_key(claim, check.item) for check in checks}
     if claim.claim_type in ("root_cause", "risk") and len(pointed) > 1:
         return _stopped(
@@ -285,6 +269,23 @@ def _item_key(claim: Claim, number: int | None) -> tuple[int | None, str]:
     return (binding.source_invocation_id, (binding.raw_path or "").strip())
 
 
+_STANDARD_STOPS: dict[str, str] = {
+    "claim.runbook_binding": "claim {id} rests on runbook / knowledge guidance"
+    " (lookup_knowledge); guidance is never a confirmed incident fact",
+    "claim.no_hit_not_support": "claim {id} ({type}) cites only searches that found nothing;"
+    " a no-hit supports a negative_observation and nothing else",
+    "claim.negative_without_no_hit": "negative_observation {id} cites no completed search that"
+    " found nothing; only such a search supports \u201c未检索到 \u2026\u201d",
+}
+"""The stops a claim gets from its bindings' kinds alone, read or pointed alike."""
+
+
+def _standard_stop(claim: Claim, rule: str) -> ClaimCeiling:
+    reason = _STANDARD_STOPS[rule].format(id=claim.claim_id, type=claim.claim_type)
+    base = {"claim_id": claim.claim_id, "claim_type": claim.claim_type}
+    return _stopped(base, rule, reason=reason, runbook=rule == "claim.runbook_binding")
+
+
 def _stopped(
     base: Mapping[str, str], rule: str, *, reason: str, runbook: bool = False
 ) -> ClaimCeiling:
@@ -306,12 +307,7 @@ def _positive_ceiling(
     base = {"claim_id": claim.claim_id, "claim_type": claim.claim_type}
     items = [row for row in passed if not _is_no_hit(row)]
     if not items:
-        return _stopped(
-            base,
-            "claim.no_hit_not_support",
-            reason=f"claim {claim.claim_id} ({claim.claim_type}) cites only searches that"
-            " found nothing; a no-hit supports a negative_observation and nothing else",
-        )
+        return _standard_stop(claim, "claim.no_hit_not_support")
     runbook = any(row.tool_name not in INCIDENT_EVIDENCE_TOOLS for row in items)
     incident = [row for row in items if row.tool_name in INCIDENT_EVIDENCE_TOOLS]
     stray = _services_not_cited(claim.claim_text, incident, by_id) if incident else []
@@ -328,13 +324,7 @@ def _positive_ceiling(
         rule, reason = problem
         return _stopped(base, rule, reason=f"claim {claim.claim_id}: {reason}", runbook=runbook)
     if runbook:
-        return _stopped(
-            base,
-            "claim.runbook_binding",
-            runbook=True,
-            reason=f"claim {claim.claim_id} rests on runbook / knowledge guidance"
-            " (lookup_knowledge); guidance is never a confirmed incident fact",
-        )
+        return _standard_stop(claim, "claim.runbook_binding")
     if problem is not None:
         rule, reason = problem
         return _stopped(base, rule, reason=f"claim {claim.claim_id}: {reason}")
@@ -452,12 +442,7 @@ def _negative_ceiling(
     ids = [row.source_invocation_id for row in passed if _is_no_hit(row)]
     searches = [by_id[i] for i in ids if i is not None and i in by_id]
     if not searches:
-        return _stopped(
-            base,
-            "claim.negative_without_no_hit",
-            reason=f"negative_observation {claim.claim_id} cites no completed search that"
-            " found nothing; only such a search supports \u201c未检索到 \u2026\u201d",
-        )
+        return _standard_stop(claim, "claim.negative_without_no_hit")
     problem = _subject_problem(claim.claim_text, searches)
     if problem is not None:
         reason = f"negative_observation {claim.claim_id}: {problem}"
