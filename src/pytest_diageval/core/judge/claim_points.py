@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from pytest_diageval.core.contract.contracts import POINT_RELATIONS, EvidencePoint
-from pytest_diageval.core.text.quantities import Moment, Quantity, read
+from pytest_diageval.core.text.quantities import Moment, Quantity, read, zone_offset
 
 __all__ = [
     "ORDER_RELATIONS",
@@ -204,10 +204,9 @@ def _instant(moment: Moment, reference: Moment) -> datetime | None:
     year, month, day = moment.year, moment.month, moment.day
     if year is None or month is None or day is None:
         there = reference.instant()
-        here = replace(reference, hour=0, minute=0, second=0, zone=zone).instant()
-        if there is None or here is None or here.tzinfo is None:
+        if there is None:
             return None
-        local = there.astimezone(here.tzinfo)
+        local = there.astimezone(zone_offset(zone))
         year, month, day = local.year, local.month, local.day
     return replace(moment, year=year, month=month, day=day, zone=zone).instant()
 

@@ -31,6 +31,7 @@ __all__ = [
     "StructureVocabulary",
     "read",
     "structure_vocabulary",
+    "zone_offset",
 ]
 
 VOCABULARY_FILE = "structure_vocabulary.yaml"
@@ -562,6 +563,11 @@ def _named_zone(text: str, start: int, end: int, low: int, high: int) -> str | N
             key = (found.start(), 1, -len(found.group()), zone)
             best = key if best is None or key < best else best
     return None if best is None else best[3]
+
+
+def zone_offset(zone: str) -> timezone:
+    """The fixed offset a moment's ``zone`` names (``"utc"``, ``"+05:30"``)."""
+    return _tz(zone)
 
 
 def _tz(zone: str) -> timezone:
