@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from pytest_diageval.core.contract.contracts import EvidencePoint
 from pytest_diageval.core.judge.claim_points import check_point
@@ -275,3 +276,14 @@ def test_the_same_text_without_points_is_read_and_refused() -> None:
     found = claim_ceilings(contract.claims, gatekeeper, TEMPLATE.store.list_invocations(SESSION))
     assert found["claim-1"].ceiling == "no_evidence"
     assert (found["claim-1"].rule or "").startswith("claim.")
+
+
+def test_a_number_as_value_is_its_text_and_a_boolean_fails() -> None:
+    """A model (or a YAML file) may write ``value: 0``: the text "0"; ``true`` is no value."""
+    point = EvidencePoint.model_validate(
+        {"binding": 1, "field": "results", "relation": "equals", "value": 0}
+    )
+    assert point.value == "0"
+    assert EvidencePoint.model_validate({**point.model_dump(), "value": 4.5}).value == "4.5"
+    with pytest.raises(ValidationError):
+        EvidencePoint.model_validate({**point.model_dump(), "value": True})

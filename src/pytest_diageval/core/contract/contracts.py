@@ -21,6 +21,7 @@ from pydantic import (
     Field,
     StrictFloat,
     StrictInt,
+    field_validator,
     model_validator,
 )
 
@@ -164,6 +165,15 @@ class EvidencePoint(_ModelOutput):
     ]
     value: _Text | None = None
     other_field: _Id | None = None
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _number_as_text(cls, value: Any) -> Any:
+        """``value: 0`` (YAML) or ``"value": 91`` (JSON) is the text ``"0"`` / ``"91"``; a
+        boolean stays what it is, and fails."""
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return str(value)
+        return value
 
 
 class Claim(_ModelOutput):
