@@ -88,6 +88,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     _add_request_options(parser, group, request_option)
     group.addoption(
+        "--diageval-points",
+        choices=("offer", "omit"),
+        default="omit",
+        help="recording: offer points in the executor's contract (offer: each claim may point"
+        " at its items' fields, decided by code; docs/points.md) or not (omit, default);"
+        " replays send what the cassette was recorded with",
+    )
+    group.addoption(
         "--diageval-report",
         metavar="PATH.json",
         type=report_option,

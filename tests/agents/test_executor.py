@@ -11,9 +11,12 @@ from pytest_diageval.agents.executor import (
     REPEATED_ERROR_NOTICE,
     REPEATED_ERROR_STOP,
     ExecutorBudget,
+    executor_prompt,
     parse_contract,
     run_executor,
 )
+from pytest_diageval.agents.llm import LLMConfig
+from pytest_diageval.agents.prompts import load_prompt
 from pytest_diageval.agents.scripted.model import scripted_llm
 from pytest_diageval.core.contract.contract_schema import SUBMIT_CONTRACT_FUNCTION
 from pytest_diageval.core.evidence.recorder import ToolInvocationRecorder
@@ -33,6 +36,7 @@ CONTRACT = contract(
     ],
     user_facing_answer="未检索到 inventory-service 的 HikariCP 连接池耗尽日志。",
 )
+METRICS = {"name": "query_metrics", "arguments": {"service": "order-service"}}
 LOGS = {
     "name": "query_logs",
     "arguments": {"service": "inventory-service", "keywords": ["HikariCP"]},
@@ -281,3 +285,46 @@ def test_parse_contract_accepts_one_fenced_block_and_names_what_is_wrong() -> No
     assert "claims.0.claim_type" in failed.detail
     empty, status = parse_contract("   ")
     assert (empty, status.detail) == (None, "executor returned an empty final answer")
+
+
+def test_points_are_offered_only_when_the_run_offers_them() -> None:
+    """``--diageval-points offer`` (``LLMConfig.contract_points``): the contract's schema lets
+    each claim carry points on the fields of the items it can cite, and the prompt asks for
+    them. Without it (every shipped cassette) neither changes."""
+    entries = [
+        {"stage": "executor", "tool_calls": [METRICS]},
+        {"stage": "executor", "content": CONTRACT},
+    ]
+    bodies = {}
+    for offered in (False, True):
+        store = Store()
+        store.create_session("s", "q", "2026-07-08T11:17:00+08:00")
+        recorder = ToolInvocationRecorder(store, Toolbox(default_world()), "s")
+        config = LLMConfig(
+            base_url="http://scripted/v1", model="m", api_key="k", contract_points=offered
+        )
+        llm, transport = scripted_llm(entries, config)
+        with llm:
+            run_executor(llm, recorder, query="q", round=1, budget=ExecutorBudget())
+        bodies[offered] = transport.requests[-1].body
+    plain, pointed = bodies[False], bodies[True]
+    assert plain["messages"][0]["content"] == load_prompt("executor")
+    assert pointed["messages"][0]["content"] == executor_prompt(True)
+    assert load_prompt("executor_points").strip() in pointed["messages"][0]["content"]
+
+    def claim_schema(body: dict[str, Any]) -> dict[str, Any]:
+        tools = body["tools"]
+        (submit,) = [t for t in tools if t["function"]["name"] == SUBMIT_CONTRACT_FUNCTION]
+        return submit["function"]["parameters"]["properties"]["claims"]["items"]
+
+    assert "points" not in claim_schema(plain)["properties"]
+    points = claim_schema(pointed)["properties"]["points"]
+    assert points["maxItems"] == 2
+    point = points["items"]["properties"]
+    # the one alert of order-service: its own fields (as recorded: keys in sorted order)
+    assert point["field"]["enum"] == [
+        "alert_name", "current", "description", "duration", "samples", "service", "severity",
+        "state", "threshold",
+    ]  # fmt: skip
+    assert point["relation"]["enum"][:2] == ["equals", "contains"]
+    assert set(point) == {"binding", "field", "relation", "value"}

@@ -128,7 +128,7 @@ def prompt_problems(text: str) -> list[str]:
 
 
 def test_every_prompt_of_the_package_is_linted() -> None:
-    assert PROMPTS == ["executor", "grader", "planner", "verifier"]
+    assert PROMPTS == ["executor", "executor_points", "grader", "planner", "verifier"]
 
 
 @pytest.mark.parametrize("agent", PROMPTS)

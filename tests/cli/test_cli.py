@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -164,3 +165,25 @@ def test_a_closed_pipe_ends_a_command_quietly_without_a_traceback(
 
 ENTRY_POINT = "import sys; from pytest_diageval.cli.command import main; sys.exit(main())"
 """What the installed ``diageval`` script runs (pyproject's ``[project.scripts]``)."""
+
+
+def test_ask_with_points_offered_asks_the_executor_for_them(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``diageval ask --points offer``: the contract's schema lets each claim point."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "cli-canary-0000000000000000000002")
+    with FakeOpenAIServer(SCRIPT) as server:
+        endpoint = ["--base-url", server.base_url, "--model", "m"]
+        code = main(
+            ["ask", QUERY, *endpoint, "--db", str(tmp_path / "a.sqlite"), "--points", "offer"]
+        )
+    capsys.readouterr()
+    assert code == 0
+    submits = [
+        tool["function"]["parameters"]["properties"]["claims"]["items"]["properties"]
+        for request in server.received
+        for tool in json.loads(request.body).get("tools", [])
+        if tool["function"]["name"] == "submit_evidence_contract"
+    ]
+    assert submits
+    assert all("points" in claim for claim in submits)

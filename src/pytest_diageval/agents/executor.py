@@ -139,7 +139,7 @@ class ExecutorRun:
 
 
 def executor_messages(
-    query: str, plan: Plan | None, retry_context: RetryContext | None
+    query: str, plan: Plan | None, retry_context: RetryContext | None, *, points: bool = False
 ) -> list[dict[str, Any]]:
     parts = [wrap_data("user_query", query)]
     if plan is not None:
@@ -147,9 +147,19 @@ def executor_messages(
     if retry_context is not None:
         parts.append(wrap_data("retry_context", retry_context.model_dump_json()))
     return [
-        {"role": "system", "content": load_prompt("executor")},
+        {"role": "system", "content": executor_prompt(points)},
         {"role": "user", "content": "\n".join(parts)},
     ]
+
+
+def executor_prompt(points: bool) -> str:
+    """The executor's system prompt; with ``points``, the paragraph that asks for them
+    (``prompts/executor_points.md``) closes its citation rules."""
+    prompt = load_prompt("executor")
+    if not points:
+        return prompt
+    rules_end = "\n\n## 名称从哪里来"
+    return prompt.replace(rules_end, "\n" + load_prompt("executor_points").rstrip() + rules_end)
 
 
 def run_executor(
@@ -166,14 +176,15 @@ def run_executor(
 ) -> ExecutorRun:
     """One executor loop; ``tools`` are the evidence tools offered (the session's, narrowed),
     ``scope`` what the question lets the calls and the contract be about."""
-    messages = executor_messages(query, plan, retry_context)
+    points = llm.config.contract_points
+    messages = executor_messages(query, plan, retry_context, points=points)
     loop = ToolCallLoop(recorder, round, budget.max_tool_calls, scope)
     stop: StopReason = "budget_exhausted"
     turn = 0
     for turn in range(1, budget.max_turns + 1):
         if len(loop.calls) >= budget.max_tool_calls:
             break
-        submit = _submit_tool(recorder, scope)
+        submit = _submit_tool(recorder, scope, points)
         # The contract cites this session's invocations: it is offered once there is one (a
         # small model otherwise submits at once, or after get_current_time, with nothing to cite).
         offered = [*tools, submit] if loop.citable or not tools else [*tools]
@@ -193,7 +204,7 @@ def run_executor(
             break
     notice = BUDGET_EXHAUSTED_NOTICE if stop == "budget_exhausted" else REPEATED_ERROR_NOTICE
     messages.append({"role": "user", "content": notice})
-    submit = _submit_tool(recorder, scope)
+    submit = _submit_tool(recorder, scope, points)
     completion = llm.chat(
         messages, stage="executor", round=round, tools=[submit], tool_choice=_FORCE_SUBMIT
     )
@@ -251,10 +262,13 @@ def _finish(
     )
 
 
-def _submit_tool(recorder: ToolInvocationRecorder, scope: DecodingScope) -> dict[str, Any]:
-    """``submit_evidence_contract`` offering only the invocations and claim types in scope."""
+def _submit_tool(
+    recorder: ToolInvocationRecorder, scope: DecodingScope, points: bool
+) -> dict[str, Any]:
+    """``submit_evidence_contract`` offering only the invocations and claim types in scope
+    (and points on their items, when the run offers them)."""
     citable: list[ToolInvocation] = [row for row in recorder.invocations() if scope.admits(row)]
-    return submit_contract_tool(citable, scope.claim_types)
+    return submit_contract_tool(citable, scope.claim_types, points=points)
 
 
 def _submitted_arguments(message: Any) -> str | None:

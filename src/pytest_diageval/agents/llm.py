@@ -118,6 +118,9 @@ class LLMConfig(BaseModel):
     """The temperature of every stage the request options leave at the default."""
     request_options: RequestOptions = Field(default_factory=RequestOptions)
     """Per stage: temperature, max_tokens, extra body (``--diageval-temperature`` …)."""
+    contract_points: bool = False
+    """Offer points in the executor's contract (``--diageval-points offer``, docs/points.md):
+    its schema and prompt ask each claim to point at its items' fields."""
     timeout: float = Field(default=60.0, gt=0.0)
     max_retries: int = Field(default=2, ge=0, description="SDK retries on 5xx/timeouts")
     structured_max_retries: int = Field(

@@ -11,7 +11,7 @@ from pytest_diageval.core.evidence.world import load_world
 
 __all__ = ["Agent", "example_subjects", "load_prompt", "wrap_data"]
 
-Agent = Literal["planner", "executor", "verifier", "grader"]
+Agent = Literal["planner", "executor", "executor_points", "verifier", "grader"]
 
 
 @cache

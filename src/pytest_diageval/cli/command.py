@@ -85,6 +85,12 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--db", default="diageval.sqlite", help="SQLite audit file")
     ask.add_argument("--timeout", type=float, default=60.0, help="seconds per model request")
     ask.add_argument("--session-id", default=None, help="session id (default: derived from time)")
+    ask.add_argument(
+        "--points",
+        choices=("offer", "omit"),
+        default="omit",
+        help="offer points in the executor's contract (docs/points.md); default omit",
+    )
     ask.set_defaults(handler=_ask)
 
     schema = commands.add_parser("schema", help="print the scenario JSON Schema")
@@ -158,6 +164,7 @@ def _ask(args: argparse.Namespace) -> int:
         model=args.model,
         api_key=os.environ["OPENAI_API_KEY"],
         timeout=args.timeout,
+        contract_points=args.points == "offer",
     )
     # instructor logs each failed attempt at ERROR; the audit below reports what matters.
     logging.getLogger("instructor").setLevel(logging.CRITICAL)

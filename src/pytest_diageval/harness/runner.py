@@ -298,7 +298,11 @@ def _run_cassette(
     if endpoint is not None and not session.abandoned and session.path.is_file():
         # What the printed re-record command needs; vcrpy rewrote the file without it.
         recorded = RecordingMetadata(
-            *endpoint, settings.timeout, world_spec, settings.request_options
+            *endpoint,
+            settings.timeout,
+            world_spec,
+            settings.request_options,
+            contract_points=settings.contract_points,
         )
         write_metadata(session.path, recorded)
     return result, grade
@@ -355,6 +359,7 @@ def _replay_config(session: CassetteSession, settings: RunSettings) -> LLMConfig
         timeout=settings.timeout,
         max_retries=0,  # a replay must never sleep through SDK retries
         request_options=metadata.replay_options(session.path),
+        contract_points=metadata.contract_points,
     )
 
 
@@ -366,4 +371,5 @@ def _record_config(base_url: str, model: str, settings: RunSettings) -> LLMConfi
         timeout=settings.timeout,
         max_retries=2,  # a recording may retry a flaky server; only final answers are kept
         request_options=settings.request_options,
+        contract_points=settings.contract_points,
     )

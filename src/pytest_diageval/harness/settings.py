@@ -87,6 +87,8 @@ class RunSettings:
     timeout: float = DEFAULT_TIMEOUT
     request_options: RequestOptions = field(default_factory=RequestOptions)
     """Per stage: temperature, max_tokens, extra body, for requests that are recorded."""
+    contract_points: bool = False
+    """``--diageval-points offer``: recordings offer points in the executor's contract."""
     progress: Callable[[str, str, str, Mapping[str, object], float], None] | None = field(
         default=None, compare=False, repr=False
     )
@@ -295,6 +297,8 @@ def run_settings(config: pytest.Config) -> RunSettings:
             config.getoption("diageval_timeout"),
             request_options(config),
         )
+        if config.getoption("diageval_points", "omit") == "offer":
+            settings = dataclasses.replace(settings, contract_points=True)
         if settings.reference and settings.record_mode != "none":
             raise SettingsError(
                 f"--diageval-model {REFERENCE_MODEL} runs the built-in reference agent, which"

@@ -18,6 +18,11 @@ produce a citation of an invocation that never happened:
   allows (observation / negative_observation): a small model under a grammar then cannot cite
   another service's evidence or write a root cause for "只确认 …".
 
+Offered on request (``points=True``: a recording with ``--diageval-points offer``), each claim
+may carry up to two ``points`` (``docs/points.md``): a binding number, a field from the fields
+of the items it can cite (:func:`point_fields`), a relation of the closed set and a value; the
+code decides them, and a claim with points is judged by them, not by its text.
+
 The excerpt stays free text: it is where the gatekeeper judges a model's quote. Nothing here
 replaces a check: hosted models may ignore a schema, and the gatekeeper checks every binding
 as before. List sizes are smaller than the parser's caps (``CONTRACT_LIST_CAPS``): a small
@@ -37,7 +42,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, get_args
 
-from pytest_diageval.core.contract.contracts import ClaimType, SupportLevel, ToolInvocation
+from pytest_diageval.core.contract.contracts import (
+    POINT_RELATIONS,
+    ClaimType,
+    SupportLevel,
+    ToolInvocation,
+)
+from pytest_diageval.core.contract.evidence_tools import evidence_tool
 from pytest_diageval.core.contract.gatekeeper_rules import NO_HIT_RAW_PATHS
 
 __all__ = [
@@ -47,6 +58,7 @@ __all__ = [
     "binding_alternatives",
     "citable_paths",
     "contract_parameters",
+    "point_fields",
     "submit_contract_tool",
 ]
 
@@ -59,6 +71,7 @@ SCHEMA_LIST_CAPS: dict[str, int] = {
     "recommended_actions": 1,
     "missing_info": 2,
     "basis_claim_ids": 3,
+    "points": 2,
 }
 """How many items the schema offers per list (the parser accepts up to ``CONTRACT_LIST_CAPS``).
 
@@ -104,10 +117,14 @@ def binding_alternatives(invocations: Sequence[ToolInvocation]) -> list[dict[str
 
 
 def contract_parameters(
-    invocations: Sequence[ToolInvocation], claim_types: Sequence[ClaimType] | None = None
+    invocations: Sequence[ToolInvocation],
+    claim_types: Sequence[ClaimType] | None = None,
+    *,
+    points: bool = False,
 ) -> dict[str, Any]:
     """The JSON Schema of the contract, with bindings limited to ``invocations`` and claim
-    types to ``claim_types`` (default: every type)."""
+    types to ``claim_types`` (default: every type); with ``points``, each claim may carry up
+    to two points on the fields of the items it can cite (``docs/points.md``)."""
     bindings = _bindings(binding_alternatives(invocations))
     types = list(claim_types) if claim_types else list(get_args(ClaimType))
     claim_ids = _ids("claim", "claims")
@@ -117,6 +134,7 @@ def contract_parameters(
         claim_text={"type": "string"},
         support_level={"type": "string", "enum": list(get_args(SupportLevel))},
         evidence_bindings=bindings,
+        **({"points": _points(invocations)} if points else {}),
     )
     hypothesis = _object(
         hypothesis_id=_ids("hypothesis", "hypotheses"),
@@ -143,7 +161,10 @@ def contract_parameters(
 
 
 def submit_contract_tool(
-    invocations: Sequence[ToolInvocation], claim_types: Sequence[ClaimType] | None = None
+    invocations: Sequence[ToolInvocation],
+    claim_types: Sequence[ClaimType] | None = None,
+    *,
+    points: bool = False,
 ) -> dict[str, Any]:
     """The OpenAI ``tools`` entry of ``submit_evidence_contract`` for this session so far."""
     return {
@@ -151,7 +172,7 @@ def submit_contract_tool(
         "function": {
             "name": SUBMIT_CONTRACT_FUNCTION,
             "description": _DESCRIPTION,
-            "parameters": contract_parameters(invocations, claim_types),
+            "parameters": contract_parameters(invocations, claim_types, points=points),
         },
     }
 
@@ -178,6 +199,45 @@ def _ids(prefix: str, cap: str) -> dict[str, Any]:
 
 def _array(items: dict[str, Any], cap: str) -> dict[str, Any]:
     return {"type": "array", "items": items, "maxItems": SCHEMA_LIST_CAPS[cap]}
+
+
+def point_fields(invocations: Sequence[ToolInvocation]) -> list[str]:
+    """The field names a point may name on what ``invocations`` let a binding cite: each cited
+    item's own fields, and a no-hit's sent arguments and ``results`` (``docs/points.md``), in
+    invocation order, each once."""
+    names: dict[str, None] = {}
+    for invocation in sorted(invocations, key=lambda row: row.id):
+        paths = citable_paths(invocation)
+        details = invocation.retrieval_details
+        if not paths or details is None:
+            continue
+        if details.evidence_status == "no_evidence":
+            tool = evidence_tool(invocation.tool_name)
+            sent = [n for n in (tool.arguments if tool else ()) if n in invocation.input_params]
+            names.update(dict.fromkeys([*sent, "results"]))
+            continue
+        for item in details.evidence_items or []:
+            if item.raw_path in paths:
+                names.update(dict.fromkeys(item.fields))
+    return list(names)
+
+
+def _points(invocations: Sequence[ToolInvocation]) -> dict[str, Any]:
+    """A claim's points: a binding number, a field of the citable items, a relation of the
+    closed set and a value (one shape: ``other_field`` is left out, a grammar is smaller)."""
+    fields = point_fields(invocations)
+    if not fields:
+        return {"type": "array", "items": {"type": "string"}, "maxItems": 0}
+    point = _object(
+        binding={
+            "type": "integer",
+            "enum": list(range(1, SCHEMA_LIST_CAPS["evidence_bindings"] + 1)),
+        },
+        field={"type": "string", "enum": fields},
+        relation={"type": "string", "enum": list(POINT_RELATIONS)},
+        value={"type": "string"},
+    )
+    return _array(point, "points")
 
 
 def _bindings(alternatives: list[dict[str, Any]]) -> dict[str, Any]:

@@ -63,6 +63,9 @@ class RecordingMetadata:
     """Per stage: temperature, max_tokens, extra body (None: not recorded, the defaults)."""
     request_options_error: str | None = None
     """What is wrong with recorded request options that cannot be used."""
+    contract_points: bool = False
+    """Recorded with points offered in the executor's contract (``--diageval-points offer``);
+    a cassette without the key was recorded without them."""
 
     def options(self) -> list[str]:
         """The command-line options that record with the same endpoint, model, timeout and
@@ -75,6 +78,8 @@ class RecordingMetadata:
         flags = [part for flag, value in found if value for part in (flag, value)]
         if self.request_options is not None:
             flags += self.request_options.command_line()
+        if self.contract_points:
+            flags += ["--diageval-points", "offer"]
         return flags
 
     def replay_options(self, cassette: Path) -> RequestOptions:
@@ -111,6 +116,7 @@ def read_metadata(cassette: Path) -> RecordingMetadata | None:
                 _seconds(block.get("timeout")),
                 _text(block.get("world")),
                 *_request_options(block),
+                contract_points=block.get("contract_points") is True,
             )
     uri, model = _FIRST_URI.search(text), _FIRST_MODEL.search(text)
     return RecordingMetadata(uri.group(1) if uri else None, model.group(1) if model else None)
@@ -165,6 +171,7 @@ def write_metadata(cassette: Path, metadata: RecordingMetadata) -> None:
                 ("timeout", metadata.timeout),
                 ("world", metadata.world),
                 ("request_options", _written(metadata.request_options)),
+                ("contract_points", True if metadata.contract_points else None),
             )
             if value is not None
         }
