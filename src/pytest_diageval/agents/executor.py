@@ -158,8 +158,11 @@ def executor_prompt(points: bool) -> str:
     prompt = load_prompt("executor")
     if not points:
         return prompt
+    paragraph = load_prompt("executor_points").rstrip()
     rules_end = "\n\n## 名称从哪里来"
-    return prompt.replace(rules_end, "\n" + load_prompt("executor_points").rstrip() + rules_end)
+    if rules_end not in prompt:  # the prompt was reorganised: the paragraph still goes in
+        return f"{prompt.rstrip()}\n{paragraph}\n"
+    return prompt.replace(rules_end, f"\n{paragraph}{rules_end}")
 
 
 def run_executor(
