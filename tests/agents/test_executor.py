@@ -43,11 +43,13 @@ LOGS = {
 }
 
 
-def execute(entries: list[dict[str, Any]], budget: ExecutorBudget) -> tuple[Any, Any, Store]:
+def execute(
+    entries: list[dict[str, Any]], budget: ExecutorBudget, config: LLMConfig | None = None
+) -> tuple[Any, Any, Store]:
     store = Store()
     store.create_session("s", "q", "2026-07-08T11:17:00+08:00")
     recorder = ToolInvocationRecorder(store, Toolbox(default_world()), "s")
-    llm, transport = scripted_llm(entries)
+    llm, transport = scripted_llm(entries, config)
     with llm:
         run = run_executor(llm, recorder, query="q", round=1, budget=budget)
     transport.assert_exhausted()
@@ -297,15 +299,10 @@ def test_points_are_offered_only_when_the_run_offers_them() -> None:
     ]
     bodies = {}
     for offered in (False, True):
-        store = Store()
-        store.create_session("s", "q", "2026-07-08T11:17:00+08:00")
-        recorder = ToolInvocationRecorder(store, Toolbox(default_world()), "s")
         config = LLMConfig(
             base_url="http://scripted/v1", model="m", api_key="k", contract_points=offered
         )
-        llm, transport = scripted_llm(entries, config)
-        with llm:
-            run_executor(llm, recorder, query="q", round=1, budget=ExecutorBudget())
+        transport = execute(entries, ExecutorBudget(), config)[1]
         bodies[offered] = transport.requests[-1].body
     plain, pointed = bodies[False], bodies[True]
     assert plain["messages"][0]["content"] == load_prompt("executor")

@@ -159,9 +159,7 @@ def executor_prompt(points: bool) -> str:
     if not points:
         return prompt
     paragraph = load_prompt("executor_points").rstrip()
-    rules_end = "\n\n## 名称从哪里来"
-    if rules_end not in prompt:  # the prompt was reorganised: the paragraph still goes in
-        return f"{prompt.rstrip()}\n{paragraph}\n"
+    rules_end = "\n\n## 名称从哪里来"  # (a test fails if the heading moves and this misses)
     return prompt.replace(rules_end, f"\n{paragraph}{rules_end}")
 
 

@@ -109,6 +109,14 @@ def test_a_point_is_decided_from_the_items_fields(
     assert found.holds is (rule is None)
 
 
+def _ceiling(claim: dict[str, Any]) -> Any:
+    """claim-1's ceiling, its contract checked by the real gatekeeper on the soundness session."""
+    contract = make_contract(claim)
+    gatekeeper = Gatekeeper(TEMPLATE.store).check(contract, SESSION)
+    found = claim_ceilings(contract.claims, gatekeeper, TEMPLATE.store.list_invocations(SESSION))
+    return found["claim-1"]
+
+
 def _point(field: str, relation: str, value: str | None = None, **more: Any) -> dict[str, Any]:
     return {"binding": more.pop("binding", 1), "field": field, "relation": relation,
             "value": value, **more}  # fmt: skip
@@ -262,20 +270,15 @@ CEILINGS = [
 def test_a_claim_with_points_is_judged_by_them(
     case: str, claim: dict[str, Any], ceiling: str, rule: str | None
 ) -> None:
-    contract = make_contract(claim)
-    gatekeeper = Gatekeeper(TEMPLATE.store).check(contract, SESSION)
-    found = claim_ceilings(contract.claims, gatekeeper, TEMPLATE.store.list_invocations(SESSION))
-    result = found["claim-1"]
+    result = _ceiling(claim)
     assert (result.ceiling, result.rule) == (ceiling, rule), (case, result.reason)
 
 
 def test_the_same_text_without_points_is_read_and_refused() -> None:
     """The contrast the design rests on: the claim text above, read as prose, is refused."""
-    contract = make_contract(claim_data(WRONG_TEXT, [ALERT]))
-    gatekeeper = Gatekeeper(TEMPLATE.store).check(contract, SESSION)
-    found = claim_ceilings(contract.claims, gatekeeper, TEMPLATE.store.list_invocations(SESSION))
-    assert found["claim-1"].ceiling == "no_evidence"
-    assert (found["claim-1"].rule or "").startswith("claim.")
+    result = _ceiling(claim_data(WRONG_TEXT, [ALERT]))
+    assert result.ceiling == "no_evidence"
+    assert (result.rule or "").startswith("claim.")
 
 
 def test_a_number_as_value_is_its_text_and_a_boolean_fails() -> None:

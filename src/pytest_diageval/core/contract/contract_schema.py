@@ -58,6 +58,7 @@ __all__ = [
     "binding_alternatives",
     "citable_paths",
     "contract_parameters",
+    "no_hit_fields",
     "point_fields",
     "submit_contract_tool",
 ]
@@ -212,14 +213,21 @@ def point_fields(invocations: Sequence[ToolInvocation]) -> list[str]:
         if not paths or details is None:
             continue
         if details.evidence_status == "no_evidence":
-            tool = evidence_tool(invocation.tool_name)
-            sent = [n for n in (tool.arguments if tool else ()) if n in invocation.input_params]
-            names.update(dict.fromkeys([*sent, "results"]))
+            names.update(dict.fromkeys(no_hit_fields(invocation)))
             continue
         for item in details.evidence_items or []:
             if item.raw_path in paths:
                 names.update(dict.fromkeys(item.fields))
     return list(names)
+
+
+def no_hit_fields(invocation: ToolInvocation) -> dict[str, Any]:
+    """What a point may name on a search that found nothing (``docs/points.md``): the
+    arguments the call sent, in the tool's order, and ``results``, which is 0."""
+    tool = evidence_tool(invocation.tool_name)
+    sent = invocation.input_params
+    names = tool.arguments if tool is not None else tuple(sent)
+    return {**{name: sent[name] for name in names if name in sent}, "results": 0}
 
 
 def _points(invocations: Sequence[ToolInvocation]) -> dict[str, Any]:

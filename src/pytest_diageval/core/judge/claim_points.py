@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -30,7 +30,6 @@ __all__ = [
     "TIME_RELATIONS",
     "PointCheck",
     "check_point",
-    "point_items",
 ]
 
 ORDER_RELATIONS = ("above", "below", "at_least", "at_most")
@@ -46,13 +45,11 @@ _MIN_CONTAINED = 2  # a one-character "contains" says nothing
 
 @dataclass(frozen=True)
 class PointCheck:
-    """What one point came to: ``rule`` is None when it holds; ``item`` is the binding's
-    place among the claim's bindings (1-based), or None when the point names none."""
+    """What one point came to: ``rule`` is None when it holds, else the rule that stops it."""
 
     point: EvidencePoint
     rule: str | None
     reason: str
-    item: int | None = None
 
     @property
     def holds(self) -> bool:
@@ -75,16 +72,14 @@ def check_point(point: EvidencePoint, items: Mapping[int, Mapping[str, Any] | No
         return PointCheck(
             point, "point.field_missing",
             f"the item of binding {point.binding} has no field {point.field!r} ({known})",
-            point.binding,
         )  # fmt: skip
     malformed = _malformed(point)
     if malformed is not None:
-        return PointCheck(point, "point.not_comparable", malformed, point.binding)
+        return PointCheck(point, "point.not_comparable", malformed)
     if point.other_field is not None and point.other_field not in fields:
         return PointCheck(
             point, "point.field_missing",
             f"the item of binding {point.binding} has no field {point.other_field!r}",
-            point.binding,
         )  # fmt: skip
     actual = fields[point.field]
     wanted = fields[point.other_field] if point.other_field is not None else point.value
@@ -92,11 +87,11 @@ def check_point(point: EvidencePoint, items: Mapping[int, Mapping[str, Any] | No
     said = f"{point.field} {point.relation} {_said(point)}"
     if outcome is None:
         why = f"{said}: {_text(actual)!r} and {_text(wanted)!r} cannot be compared that way"
-        return PointCheck(point, "point.not_comparable", why, point.binding)
+        return PointCheck(point, "point.not_comparable", why)
     if not outcome:
         why = f"{said} is false: the item's {point.field} is {_text(actual)!r}"
-        return PointCheck(point, "point.false", why, point.binding)
-    return PointCheck(point, None, f"{said} holds", point.binding)
+        return PointCheck(point, "point.false", why)
+    return PointCheck(point, None, f"{said} holds")
 
 
 def _malformed(point: EvidencePoint) -> str | None:
@@ -261,10 +256,3 @@ def _text(value: Any) -> str:
 
 def _norm(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-
-
-def point_items(
-    bindings: Sequence[Mapping[str, Any] | None],
-) -> dict[int, Mapping[str, Any] | None]:
-    """Binding number (1-based) -> the fields its item has, from the claim's bindings in order."""
-    return dict(enumerate(bindings, start=1))

@@ -44,6 +44,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_diageval.core.contract.contract_schema import no_hit_fields
 from pytest_diageval.core.contract.contracts import (
     CheckedBinding,
     Claim,
@@ -52,7 +53,7 @@ from pytest_diageval.core.contract.contracts import (
     GatekeeperResult,
     ToolInvocation,
 )
-from pytest_diageval.core.contract.evidence_tools import INCIDENT_EVIDENCE_TOOLS, evidence_tool
+from pytest_diageval.core.contract.evidence_tools import INCIDENT_EVIDENCE_TOOLS
 from pytest_diageval.core.contract.gatekeeper_rules import NO_HIT_RAW_PATHS
 from pytest_diageval.core.contract.rules import ceiling as rule_ceiling
 from pytest_diageval.core.judge.claim_grounding import (
@@ -61,7 +62,7 @@ from pytest_diageval.core.judge.claim_grounding import (
     negative_statement_problem,
     ungrounded,
 )
-from pytest_diageval.core.judge.claim_points import check_point, point_items
+from pytest_diageval.core.judge.claim_points import check_point
 from pytest_diageval.core.judge.claim_structure import (
     CitedItem,
     negative_window_problem,
@@ -206,14 +207,17 @@ def _pointed_ceiling(
     items = [row for row in passed if not _is_no_hit(row)]
     if not negative and not items:
         return _standard_stop(claim, "claim.no_hit_not_support")
-    fields = [_binding_fields(binding, passed, by_id) for binding in claim.evidence_bindings]
-    checks = [check_point(point, point_items(fields)) for point in claim.points]
-    failed = next((check for check in checks if not check.holds), None)
-    if failed is not None and failed.rule is not None:
+    cited = enumerate(claim.evidence_bindings, start=1)
+    fields = {number: _binding_fields(binding, passed, by_id) for number, binding in cited}
+    checks = [check_point(point, fields) for point in claim.points]
+    failed = next((check for check in checks if check.rule is not None), None)
+    if failed is not None and failed.rule is not None:  # (for the type checker)
         return _stopped(base, failed.rule, reason=f"claim {claim.claim_id}: {failed.reason}")
     if any(row.tool_name not in INCIDENT_EVIDENCE_TOOLS for row in passed):
         return _standard_stop(claim, "claim.runbook_binding")
-    pointed = {_item_key(claim, check.item) for check in checks}
+    # Every point holds, so each names a binding of the claim; two bindings quoting one item
+    # are one item.
+    pointed = {_cited_place(claim.evidence_bindings[check.point.binding - 1]) for check in checks}
     if claim.claim_type in ("root_cause", "risk") and len(pointed) > 1:
         return _stopped(
             base,
@@ -254,18 +258,11 @@ def _binding_fields(
     if row is None or invocation is None:
         return None
     if _is_no_hit(row):
-        tool = evidence_tool(invocation.tool_name)
-        sent = invocation.input_params
-        names = tool.arguments if tool is not None else tuple(sent)
-        return {**{name: sent[name] for name in names if name in sent}, "results": 0}
+        return no_hit_fields(invocation)
     return _cited_item(row, by_id).fields
 
 
-def _item_key(claim: Claim, number: int | None) -> tuple[int | None, str]:
-    """Which item binding ``number`` cites (two bindings quoting one item are one item)."""
-    if number is None or not 1 <= number <= len(claim.evidence_bindings):
-        return (None, str(number))
-    binding = claim.evidence_bindings[number - 1]
+def _cited_place(binding: EvidenceBinding) -> tuple[int | None, str]:
     return (binding.source_invocation_id, (binding.raw_path or "").strip())
 
 
