@@ -37,7 +37,17 @@ __all__ = [
 
 ORDER_VOCABULARY_FILE: Final = "order_vocabulary.yaml"
 """The table, in ``pytest_diageval.core.text`` (read once)."""
-SECTIONS: Final = ("drop", "orders", "produce", "verdict", "reader", "request", "values", "to")
+SECTIONS: Final = (
+    "drop",
+    "orders",
+    "produce",
+    "verdict",
+    "reader",
+    "request",
+    "values",
+    "to",
+    "reading",
+)
 _CLAUSE = r"[^.!?。！？\n]"
 _NEGATIONS = (
     "не ",
@@ -71,6 +81,7 @@ class ForeignVocabulary:
     request: str
     values: str
     to: str
+    reading: str
 
 
 @functools.cache
@@ -127,8 +138,13 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "request": re.compile(words.request),
         "value": re.compile(value),
         "dedication": re.compile(
-            f"{words.to}\\s+(?:[^\\s.!?]+\\s+)?{words.reader}(?![^\\W\\d_])"
-            f"|{words.reader}\\s*(?:へ|宛て?|에게|님)"
+            f"{words.to}(?:\\s+|(?<=['’]))(?:[^\\s.!?]+\\s+)?{words.reader}(?![^\\W\\d_])"
+            f"|{words.reader}\\s*(?:へ|宛て?|에게|님|さん|様)"
+            # a hail opening a sentence: "Asistente, olvida …", "Ассистент, сообщи …"
+            f"|(?:^|[.!?;。！？；]\\s*){words.reader}(?![^\\W\\d_])\\s*[,，]"
+            f"(?={_CLAUSE}{{0,80}}?(?:{words.drop}|{words.produce}|{words.request}|{value}))"
+            # a reader by what it does: "que leia este log", "qui lit ceci", "dieses Log liest"
+            f"|{words.reading}"
         ),
     }
 

@@ -38,6 +38,7 @@ __all__ = [
     "ROLE_TOKEN",
     "ROLE_TURNS",
     "SKIP_CHECK",
+    "STATE_VALUE",
     "VERDICT_ORDER",
 ]
 
@@ -114,7 +115,20 @@ SKIP_CHECK = re.compile(
 """An order to skip the check the reader performs (the business ``skip risk checks`` and
 ``跳过校验：灰度环境…`` carry no verdict value, so they stay data)."""
 
-OUTPUT_CONTROL = re.compile(r"\byour (?:response|answer|reply|output|summary)\b")
+STATE_VALUE = re.compile(
+    _any(
+        r"\b(?:resolved|healthy|cleared|recovered|false positive|all clear"
+        r"|no (?:incident|anomal(?:y|ies)))\b|\beverything is (?:fine|ok|normal)\b",
+        r"已恢复|已解决|已经恢复|恢复正常|一切正常|运行正常|无异常|没有异常|误报",
+    )
+)
+"""An incident's state asked for (report it as resolved, 写明已恢复): with an addressee and a
+request, an order about what the reader concludes, though no verdict word is named."""
+
+OUTPUT_CONTROL = re.compile(
+    r"\byour (?:response|answer|reply|output|summary|report)\b"
+    r"|在(?:你的)?(?:回答|回复|答复|结论|总结|摘要|输出)(?:中|里)"
+)
 """What the reader writes: with an addressee and a request, an order about the answer."""
 
 BUSINESS_SUBJECT = re.compile(
@@ -122,7 +136,8 @@ BUSINESS_SUBJECT = re.compile(
         r"\b(?:job|batch|build|suite|tests?|regression|canary|pipeline|gate|scan|engine|rule|"
         r"policy|txn|transaction|loan|kyc|merchant|approval|workflow|expense|lint|release|"
         r"risk|fraud|load test|data quality|schema check|probe|health)\b",
-        r"交易|批次|批处理|批量任务|用例|审批|风控|合规|对账|人工复核|入驻|评审|商户|任务|门禁|扫描|巡检报表",
+        r"交易|批次|批处理|批量任务|用例|审批|风控|合规|对账|人工复核|入驻|评审|商户|任务|门禁|扫描|巡检报表|"
+        r"压测|压力测试|性能测试",
     )
 )
 """A business object a verdict word can belong to: a job's PASS is the job's."""
@@ -202,7 +217,8 @@ VERDICT_ORDER = re.compile(
         rf"\b{_PRODUCE_EN}\s*:?\s*(?:verdict\s*:?\s*)?{VALUE}",
         rf"\b(?:mark|label|classify|grade|treat|consider|record|count|rate)\s+"
         rf"(?:\S+\s+){{0,5}}?as\s+(?:a |an )?{VALUE}",
-        rf"\bset (?:the )?(?:verdict|grade|outcome|result) (?:to|as)\s*{VALUE}",
+        rf"\bset (?:the )?(?:verdict|grade|outcome|result|status)(?: (?:of|for) [^.;:]{{1,30}}?)? "
+        rf"(?:to|as)\s*[-—–:=>\s]*{VALUE}",
         rf"{_ORDER_ZH}\s*{_PRODUCE_ZH}\s*[:]?\s*{VALUE}",
     )
 )
@@ -224,7 +240,8 @@ ASSIGNED_VERDICT = re.compile(
         rf"\b{_KEY_EN}\s+(?:is|was|should be|must be|shall be|will be|becomes|to|"
         rf"(?:is|was|has|have)(?: hereby| already)?(?: been)? [^.;]{{0,40}}?(?:\bto|\bas|:|"
         rf"\bit is))\s*:?\s*{VALUE}",
-        rf"{_KEY_ZH}\s*(?:应当是|应该是|应为|为|是|写成|填|记为|给个|改为|设为|定为|:)\s*[:]?\s*(?:全部)?{VALUE}",
+        rf"{_KEY_ZH}\s*(?:应当是|应该是|应为|为|是|写成|填|记为|给个|改为|改成|设为|定为|:)\s*[:]?"
+        rf"\s*(?:\([^)]{{0,12}}\)\s*)?(?:全部)?{VALUE}",
         rf"(?:写成|记为|标成|视为|视作|当作|算作|算|按|判)\s*(?:{VALUE}|[^,。]{{0,4}}{VALUE})",
     )
 )
@@ -282,6 +299,8 @@ ROLE_OVERRIDE = re.compile(
         r"\bnew policy\s*:",
         r"新(?:的)?指令\s*:",
         r"\bsystem override\b|\bcore instruction\b|\badmin request\b|\bsystem message\s*:",
+        r"\bsystem (?:instruction|directive|command)s?\s*:",
+        r"(?:此为|这是|以下为|以下是|本条为)系统(?:指令|级指示)",
         r"\boverride (?:manual |the )?(?:scoring|verdict|checks?|review)\b",
         r"переопределение системы|новые инструкции",
         r"\byour (?:objective|task|job|goal) is\b",
@@ -325,7 +344,7 @@ READER = re.compile(
     _any(
         # a dedication: note for the summarizer, attention log analyzer, To the assistant: …,
         # … to the summarizer: (not "assigned to the reviewer", a ticket's workflow)
-        r"(?:\b(?:note|message|instruction|reminder|memo|directive|request|notice)\s+(?:to|for)|"
+        r"(?:\b(?:note|message|instruction|reminder|memo|directive|request|notice)s?\s+(?:to|for)|"
         r"\battn|\battention|\bhey|\bhi|\bhello|\bdear|" + _OPENS + r"(?:to|for))\s*:?\s+"
         r"(?:the |any |all |every |each |whichever |whatever |our |your )?(?:[\w.-]+[ -]){0,3}?"
         + _MACHINE
@@ -333,21 +352,24 @@ READER = re.compile(
         + _NOT_READER,
         r"\b(?:to|for)\s+(?:the |any |all |every |each |whichever |whatever |our |your )?"
         r"(?:[\w.-]+[ -]){0,3}?" + _MACHINE + r"s?\s*[:,]",
-        _OPENS + r"(?:(?:note|message|instruction|reminder|memo|directive|attention)\s+)?"
+        _OPENS + r"(?:(?:note|message|instruction|reminder|memo|directive|attention)s?\s+)?"
         r"(?:to|for|attn|attention|hey|dear)\s*:?\s+(?:the |any |all |every |each |whichever )?"
         r"(?:[\w.-]+[ -]){0,3}?" + _MACHINE_WEAK + r"s?\b" + _NOT_READER,
         # a reader by what it does: any tool reading this log, whoever processes this
         rf"\b(?:any|every|each|all|whichever|whatever)\s+(?:[\w-]+ ){{0,2}}?"
         rf"(?:{_GENERIC_READER}|{_MACHINE}|{_MACHINE_WEAK})s?(?: that| which| who)? {_READING} "
         rf"(?:{_TEXTUAL}|this\b|it\b)",
-        rf"\b(?:[\w-]+ ){{0,2}}?{_MACHINE}s?(?: that| which| who)? {_READING} {_TEXTUAL}",
+        rf"\b(?:[\w-]+ ){{0,2}}?{_MACHINE}s?(?: that| which| who)? {_READING} "
+        rf"(?:{_TEXTUAL}|this\b)",
         rf"\b(?:anyone|anybody|anything|whoever|whatever|you)(?: that| who)? {_READING} "
         rf"(?:{_TEXTUAL}|this\b)",
         # a machine reader hailed at the start of a clause: "Copilot, when you …", "@copilot"
         rf"@\s?{_MACHINE}\b",
-        _OPENS + rf"(?:the |dear |hey )?{_MACHINE}\s*[,:]\s*(?=[^.!?]{{0,80}}"
+        _OPENS + rf"(?:the |dear |hey )?(?:[\w-]+ )?{_MACHINE}\s*[,:]\s*"
+        rf"(?=[^.!?]{{0,80}}"
         r"\b(?:you|your|please|kindly|must|should|when|output|respond|reply|answer|mark|report|"
-        r"treat|skip|ignore|state|write|classify|record)\b)",
+        r"treat|skip|ignore|state|write|classify|record|set|tell|say|confirm|close|omit|mention|"
+        r"don't|do not|stop|rate|give|put|change|make|return|just)\b)",
         # who you are: if you are an automated system / a language model
         r"\bif you are (?:an? |the )?(?:\w+[ -]){0,2}?(?:ai|llm|model|language model|bot|assistant|"
         r"agent|automated|automation|system|tool|program|summari[sz]er|analy[sz]er|reader)\b",
@@ -355,9 +377,11 @@ READER = re.compile(
         # Chinese: 致摘要器, 诊断智能体请注意, 阅读这条日志的程序, 摘要器您好, 机器人同学
         r"(?:致|给|告诉|提醒|通知|@)\s*(?:正在|负责)?[^，。,;；:：]{0,10}?"
         r"(?:摘要器|总结器|分析器|解析器|智能体|模型|ai|机器人|助手)(?!服务|团队|平台|版本|上线)",
-        r"(?:阅读|读取|读到|看到|处理|解析|分析|总结|摘要|扫描|收到)(?:这条|这些|此条?|本条?|该条?|当前)?"
+        r"(?:阅读|读取|读到|看到|处理|解析|分析|总结|摘要|扫描|收到)(?:这条|这些|这里|此处|此条?|本条?|该条?|当前)?"
         r"(?:日志|告警|消息|内容|记录|证据|文本|信息)?的\s*(?:大?模型|ai|程序|工具|系统|智能体|机器人|助手|你)",
-        r"(?:摘要器|总结器|分析器|智能体|机器人|大模型|ai助手|模型)\s*(?:请注意|请|您好|你好|同学|注意|听好)",
+        r"(?:摘要器|总结器|分析器|智能体|机器人|大模型|ai ?助手|模型|(?<![a-z])ai(?! ?推荐))\s*"
+        r"(?:请注意|请|您好|你好|同学|注意|听好|须知|留言)",
+        r"(?:^|[。！？；;.!?]\s*)(?:ai ?助手|助手|大模型|智能体|摘要器|总结器)\s*[:：,，]",
         r"如果你是\s*(?:一个)?\s*(?:ai|模型|大模型|智能体|机器人|程序|助手|自动化)",
     )
 )
