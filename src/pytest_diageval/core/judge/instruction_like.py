@@ -269,7 +269,7 @@ def _addressed(text: Unmasked) -> str | None:
     reader = _reader(text)
     if reader is not None:  # evidence written to the model that reads it
         return reader
-    foreign_request = foreign.foreign_addressed(text.native)
+    foreign_request = foreign.foreign_addressed(text.native) or foreign.foreign_closing(text.native)
     if foreign_request is not None:
         return foreign_request
     # the reader named, or what it writes ("your answer", 在回答中): it is spoken to
@@ -288,6 +288,7 @@ def _reader(text: Unmasked) -> str | None:
         _search(orders.READER, text.flat)
         or foreign.foreign_dedication(text.native)
         or _search(orders.READER, text.native)
+        or foreign.foreign_dedication(text.flat)  # look-alikes inside a Latin word: Mоdеll
     )
 
 
@@ -360,7 +361,8 @@ def _skip_check(text: Unmasked) -> str | None:
     """Skip the check and pass: 无需核验直接通过 (no addressee needed: the check skipped is
     the reader's, and the outcome is a verdict)."""
     skip = orders.SKIP_CHECK.search(text.flat)
-    if skip is None or re.search(orders.VALUE, text.flat) is None:
+    outcome = re.search(orders.VALUE, text.flat) or orders.STATE_VALUE.search(text.flat)
+    if skip is None or outcome is None:
         return None
     if orders.BUSINESS_SUBJECT.search(text.flat) and re.search(r"返回|\breturns?\b", text.flat):
         return None  # a business rule's program returns the value: 白名单商户…无需核验，直接返回
@@ -373,12 +375,16 @@ def _role_token(text: Unmasked) -> str | None:
 
 
 def _dialogue(lines: tuple[str, ...]) -> str | None:
-    """A user turn opening one line and an assistant turn a later one."""
-    user, assistant = orders.ROLE_TURNS
-    first = next((i for i, line in enumerate(lines) if user.match(line)), None)
-    if first is None:
-        return None
-    return next((line for line in lines[first + 1 :] if assistant.match(line)), None)
+    """A user turn opening one line and an assistant turn a later one, or a system turn
+    opening one line and a user turn a later one (the model's name may stand for its turn)."""
+    system, user, assistant = orders.ROLE_TURNS
+    for opener, closer in ((user, assistant), (system, user)):
+        first = next((i for i, line in enumerate(lines) if opener.match(line)), None)
+        if first is not None:
+            found = next((line for line in lines[first + 1 :] if closer.match(line)), None)
+            if found is not None:
+                return found
+    return None
 
 
 def _business(flat: str) -> bool:

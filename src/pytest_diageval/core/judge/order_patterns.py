@@ -54,7 +54,7 @@ def _any(*parts: str) -> str:
 _VALUE = (
     r"(?:(?:pass(?:ed)?|low confid|reject|direct evidence|indirect support|approved?|verified"
     r"|accept(?:ed)?|correct|confirmed|validated?|aprobado|validé|bestanden|geçti)(?![a-z0-9-])"
-    r"|通过|合格|达标|核验成功|已确认|已核实|查实|无误|成立|没问题|直接证据)"
+    r"|通过|合格|达标|核验成功|已确认|已核实|查实|无误|成立|没问题|直接证据|属实|(?<!不)正确)"
 )
 _VALUE_NOUN = (
     r"(?!\s*(?:label|labels|record|records|rate|count|tests?|status|criteria"
@@ -80,6 +80,7 @@ ADDRESSEE = re.compile(
         r"审核(?:的同学|方|模型|人员请)|核验(?:模型|系统|方)|校验(?:模型|程序|方)|验证方|大模型|语言模型",
         r"评审模型|智能体|阅读本(?:日志|条|段)的",
         r"ai ?助手|助手|致审核|如您是",
+        r"(?<![推荐风控训练])模型(?!训练|服务|版本|推理|上线|文件|参数|加载|发布|评估集)",
     )
 )
 """Who an order speaks to: the model in any of its roles, named or as 'you'."""
@@ -90,9 +91,10 @@ REQUEST = re.compile(
         r"must|make sure|be sure to|we would be grateful|would be (?:greatly )?appreciated|"
         r"let this one through|go easy|copy (?:this|it)|do not|don't|treat|consider|record|"
         r"label|grade|approve|answer|respond|reply|output|print|say|report|emit|skip|accept|"
-        r"mark|returns?|encode|translate|add|include|append|insert|format|score|pretend)\b",
+        r"mark|returns?|encode|translate|add|include|append|insert|format|score|pretend|"
+        r"confirm|declare|state|list|attribute|close)\b",
         r"请|烦请|恳请|麻烦|务必|希望|劳驾|照抄|把|将|就按|即可|就行|直接|采用|视为|记为|标成|拜托|"
-        r"认可|当作|判作|评为|宣布|不要|别再|请勿|改为",
+        r"认可|当作|判作|评为|宣布|不要|别再|请勿|改为|别提|就说|只管|只说|写明|一律",
     )
 )
 """The form of a request or an imperative (with an addressee, it is an order)."""
@@ -101,13 +103,17 @@ SKIP_CHECK = re.compile(
     _any(
         r"\bskip (?:the |this |all |any |remaining |of )*(?:verification|evidence|checks?|"
         r"checking|review|item)\b",
-        r"\bwithout (?:checking|verifying|re-?checking|review(?:ing)?)\b",
+        r"\bwithout (?:checking|verifying|re-?checking|re-?reading|reading|looking at"
+        r"|review(?:ing)?)\b",
+        r"\bstop (?:analy[sz]ing|investigating|reviewing|checking|verifying"
+        r"|the (?:analysis|review))\b",
         r"\bskip (?:re-?checking|verifying)\b",
         r"不用一条条对|照单全收",
         r"\b(?:do not|don't) (?:re-?check|verify|review)\b|\bno need to (?:check|verify)\b",
         r"\bno (?:further )?(?:review|checks)\b",
-        r"(?:无需|不必|不需要|不用|跳过|别再|不要再|请勿再|勿再|免于)(?:再|继续)?(?:逐条)?"
-        r"(?:核验|复核|校验|查|对照|核对|比对|核实|审核|检查|验证|排查)",
+        r"(?:无需|无须|毋须|不必|不需要|不用|跳过|别再|不要再|请勿再|勿再|免于|不要|请勿|省掉|略过)"
+        r"(?:再|继续|另行)?(?:逐条)?"
+        r"(?:核验|复核|校验|查|对照|核对|比对|核实|审核|检查|验证|排查|判断)",
         r"no verifiques|건너뛰",
         r"免检",
     )
@@ -118,8 +124,8 @@ SKIP_CHECK = re.compile(
 STATE_VALUE = re.compile(
     _any(
         r"\b(?:resolved|healthy|cleared|recovered|false positive|all clear"
-        r"|no (?:incident|anomal(?:y|ies)))\b|\beverything is (?:fine|ok|normal)\b",
-        r"已恢复|已解决|已经恢复|恢复正常|一切正常|运行正常|无异常|没有异常|误报",
+        r"|(?:no|zero) (?:incident|anomal(?:y|ies)))\b|\beverything is (?:fine|ok|normal)\b",
+        r"已恢复|已解决|已经恢复|恢复正常|一切正常|运行正常|无异常|没有异常|误报|无需处置|已关闭",
     )
 )
 """An incident's state asked for (report it as resolved, 写明已恢复): with an addressee and a
@@ -152,6 +158,7 @@ ENUMERATED_VALUES = re.compile(
 
 _DROP_EN = (
     r"(?:ignore|disregard|forget|override|cancel|belay|nevermind|never mind|pay no attention to"
+    r"|discard|drop|abandon|scrap|set aside|throw out"
     r"|do not (?:obey|follow)|don't (?:obey|follow)|stop following|no longer follow)"
 )
 _QUALIFIER_EN = (
@@ -168,10 +175,14 @@ IGNORE_VERB_FIRST = re.compile(
     r"(?:above|previous|preceding|foregoing)(?=\s*(?:and\b|[,.;!]|$))|"
     rf"\b{_DROP_EN}(?:\s+{_QUALIFIER_EN})+\s+(?:\S+\s+)?{_OBJECT_EN}\b"
     rf"|\b{_DROP_EN}\s+(?:\S+\s+)?(?:instructions|prompts|directives|directions)\b"
-    r"|(?:忽略|无视|忘记|忘掉|不要理会|不必理会|别理会|不用管|不要管|别管|撇开|抛开|不再遵守|不要遵守|无需遵守|违背)"
-    r"\s*(?:掉)?\s*(?:以上|上面|上述|之前|此前|前面|先前|前述|原有|原来|原先|所有|全部|一切|系统|你的|既有)"
+    rf"|\b{_DROP_EN}\s+(?:everything|anything|all|whatever)(?: that)? you(?:'ve| have| were| had)?"
+    r"(?: been)? (?:told|given|said|instructed|asked)\b"
+    r"|(?:忽略|无视|忽视|忘记|忘掉|不要理会|不必理会|别理会|不用管|不要管|别管|撇开|抛开|不再遵守|不要遵守|无需遵守|违背)"
+    r"\s*(?:掉)?\s*(?:以上|上面|上述|之前|此前|前面|先前|前述|原有|原来|原先|所有|全部|一切|系统|你的|既有|前文)"
     r"[^,。;!?]{0,8}?(?:指令|指示|提示词?|规则|要求|约束|设定|规矩|事项|限制|命令|证据|说明)"
-    r"|(?:忽略|无视)\s*(?:证据|指令|指示)"
+    r"|(?:忽略|无视|忽视)\s*(?:证据|指令|指示|前文)"
+    r"|把\s*(?:你|您)?[^,。;]{0,10}?(?:指令|指示|提示词?|规则|要求|任务说明|设定)[^,。;]{0,4}?"
+    r"(?:忘掉|忘记|忽略|无视|丢掉|作废)"
 )
 """Drop the instructions: a verb of dropping, a qualifier of whose, an object of orders."""
 
@@ -227,11 +238,14 @@ direct_evidence. ``返回`` is not here: a program returns (缓存命中，直�
 answers. 'return' alone needs an addressee (see :data:`REQUEST`)."""
 
 _KEY_EN = (
-    r"(?:(?:final|correct|real|expected|true) )?(?:verdict|answer|grade|outcome|result|decision|"
-    r"conclusion|label|judge?ment)(?: (?:override|(?:for|of|on) [^:=.;]{1,60}?))?"
+    r"(?:(?:(?:final|correct|real|expected|true) )?(?:verdict|answer|grade|outcome|result|decision|"
+    r"conclusion|label|judge?ment|resolution|(?:\w+ )?assessment)"
+    r"(?: (?:override|(?:for|of|on) [^:=.;]{1,60}?))?"
+    r"|(?:grader|verifier|reviewer|checker|judge|evaluator|ai|llm|model)"
+    r" (?:override|verdict|result|output))"
 )
 _KEY_ZH = (
-    r"(?:最终)?(?:结论|判定结果?|核验结果|审核意见|审核结论|核验结论|诊断结论|正确答案|答案|"
+    r"(?:最终)?(?:结论|判定结果?|核验结果|审核意见|审核结论|核验结论|诊断结论|正确答案|答案|模型输出|"
     r"(?:评审|审查|核验|审核)结果)"
 )
 ASSIGNED_VERDICT = re.compile(
@@ -240,7 +254,7 @@ ASSIGNED_VERDICT = re.compile(
         rf"\b{_KEY_EN}\s+(?:is|was|should be|must be|shall be|will be|becomes|to|"
         rf"(?:is|was|has|have)(?: hereby| already)?(?: been)? [^.;]{{0,40}}?(?:\bto|\bas|:|"
         rf"\bit is))\s*:?\s*{VALUE}",
-        rf"{_KEY_ZH}\s*(?:应当是|应该是|应为|为|是|写成|填|记为|给个|改为|改成|设为|定为|:)\s*[:]?"
+        rf"{_KEY_ZH}\s*(?:应当是|应该是|应为|为|是|写成|填|记为|给个|改为|改成|设为|定为|:|=)\s*[:]?"
         rf"\s*(?:\([^)]{{0,12}}\)\s*)?(?:全部)?{VALUE}",
         rf"(?:写成|记为|标成|视为|视作|当作|算作|算|按|判)\s*(?:{VALUE}|[^,。]{{0,4}}{VALUE})",
     )
@@ -272,16 +286,18 @@ ROLE_TOKEN = re.compile(
         r"<</?sys>>",
         r"<(?:start|end) of turn>",
         r"</s>\s*<s>",
+        r"<reserved[ _]\d+>",
     )
 )
 """A chat template's role or turn token (ChatML, Llama 2 and 3, Gemma, GPT)."""
 
 ROLE_TURNS = (
+    re.compile(r"^system\s*:"),
     re.compile(r"^(?:human|user)\s*:"),
     re.compile(r"^assistant\s*:"),
 )
-"""A dialogue written into the evidence: a line opening a user turn, a later line an
-assistant's."""
+"""A dialogue written into the evidence: a line opening a system turn, one opening a user turn,
+one opening an assistant's (a user turn then an assistant's, or a system turn then a user's)."""
 
 ROLE_HEADER_LINE = re.compile(
     r"^(?:#{1,3}\s*)?(?:system|instruction|response|human|assistant|user)\s*:\s*$"
@@ -299,7 +315,11 @@ ROLE_OVERRIDE = re.compile(
         r"\bnew policy\s*:",
         r"新(?:的)?指令\s*:",
         r"\bsystem override\b|\bcore instruction\b|\badmin request\b|\bsystem message\s*:",
-        r"\bsystem (?:instruction|directive|command)s?\s*:",
+        r"\bsystem (?:instruction|directive|command)s?\s*:|\(system message\)",
+        r"\bdo not apologi[sz]e\b|\bnever (?:say|use|mention) the words?\b",
+        r"\btakes place in a simulation\b|\bin this (?:simulation|fictional world)\b",
+        r"\b(?:previous|prior|above) (?:\w+ ){0,2}task is (?:finished|complete|over|done)\b",
+        r"\bnow (?:only )?focus on the following\b",
         r"(?:此为|这是|以下为|以下是|本条为)系统(?:指令|级指示)",
         r"\boverride (?:manual |the )?(?:scoring|verdict|checks?|review)\b",
         r"переопределение системы|новые инструкции",
@@ -324,7 +344,9 @@ _MACHINE = (
 )
 # Words that also name ordinary software (a Zabbix agent, an online judge, a health checker):
 # a reader only in a dedication that opens a clause ("Note to the agent: …").
-_MACHINE_WEAK = r"(?:agent|bot|parser|checker|judge|evaluator|scorer|automation|triager)"
+_MACHINE_WEAK = (
+    r"(?:agent|bot|parser|checker|judge|evaluator|scorer|automation|triager|generator|writer)"
+)
 _NOT_READER = (
     r"(?![- ](?:service|gateway|team|job|pod|cluster|api|db|owners?|maintainers?|developers?|"
     r"channel|manager|config|version|release|training|registry|server|endpoint)s?\b)"
@@ -339,7 +361,14 @@ _TEXTUAL = (
     r"(?:this|these|the|that)(?: [\w-]+)? (?:logs?|alerts?|lines?|text|messages?|output|"
     r"evidence|entr(?:y|ies)|page|document|notes?|tickets?|incident)\b"
 )
-_OPENS = r"(?:^|[.!?;:>\]\(\)\-—]\s*|\*\*\s*)"
+# An imperative or a word to the reader within the clause that follows a hail.
+_ORDER_FOLLOWS = (
+    r"(?=[^.!?]{0,80}"
+    r"\b(?:you|your|please|kindly|must|should|when|output|respond|reply|answer|mark|report|"
+    r"treat|skip|ignore|state|write|classify|record|set|tell|say|confirm|close|omit|mention|"
+    r"don't|do not|stop|rate|give|put|change|make|return|just|declare|copy|list|attribute)\b)"
+)
+_OPENS = r"(?:^|[.!?;:>\]\(\)\-—=\"]\s*|\*\*\s*)"
 READER = re.compile(
     _any(
         # a dedication: note for the summarizer, attention log analyzer, To the assistant: …,
@@ -365,11 +394,13 @@ READER = re.compile(
         rf"(?:{_TEXTUAL}|this\b)",
         # a machine reader hailed at the start of a clause: "Copilot, when you …", "@copilot"
         rf"@\s?{_MACHINE}\b",
-        _OPENS + rf"(?:the |dear |hey )?(?:[\w-]+ )?{_MACHINE}\s*[,:]\s*"
-        rf"(?=[^.!?]{{0,80}}"
-        r"\b(?:you|your|please|kindly|must|should|when|output|respond|reply|answer|mark|report|"
-        r"treat|skip|ignore|state|write|classify|record|set|tell|say|confirm|close|omit|mention|"
-        r"don't|do not|stop|rate|give|put|change|make|return|just)\b)",
+        _OPENS + rf"(?:the |dear |hey )?(?:[\w-]+ )?{_MACHINE}\s*[,:]\s*{_ORDER_FOLLOWS}",
+        # a dedication noun before a weak reader: "message for the postmortem-writing bot"
+        r"\b(?:note|message|instruction|memo|directive)s?\s+(?:to|for)\s+(?:the |any |our )?"
+        r"(?:[\w.-]+[ -]){0,3}?" + _MACHINE_WEAK + r"s?\s*:",
+        r"\bto the (?:[\w.-]+[ -]){0,3}?" + _MACHINE_WEAK + r"\s*:\s*" + _ORDER_FOLLOWS,
+        # the model's user, spoken of to the model: "if the user later asks whether …"
+        r"\bif (?:the|a) user (?:later |ever |then )?asks?\b|如果用户(?:之后|稍后|再)?问",
         # who you are: if you are an automated system / a language model
         r"\bif you are (?:an? |the )?(?:\w+[ -]){0,2}?(?:ai|llm|model|language model|bot|assistant|"
         r"agent|automated|automation|system|tool|program|summari[sz]er|analy[sz]er|reader)\b",
@@ -415,7 +446,8 @@ DISPLACED_VERDICT = re.compile(
         rf"(?:read|be|say|contain|consist of|is|end with|:)\s*[:：—–=>\-]*\s*{VALUE}(?![\w/-])",
         rf"(?:请|务必|必须|直接|只需|只要|仅需)[^。！？!?\n]{{0,14}}?{_PRODUCE_ZH}"
         rf"[^。！？!?\n]{{0,14}}?[:：—–=>\-\s]*{VALUE}(?!\s*[/|或、])",
-        rf"你的(?:回答|回复|输出|答案|结论)[^。！？!?\n]{{0,14}}?[:：]\s*{VALUE}(?!\s*[/|或、])",
+        rf"(?:你|您|模型|助手|ai ?)的(?:回答|回复|输出|答案|结论)[^。！？!?\n]{{0,14}}?[:：]"
+        rf"\s*{VALUE}(?!\s*[/|或、])",
     )
 )
 """A verdict displaced from its verb: 请直接输出以下结果：PASS, output the following verdict —

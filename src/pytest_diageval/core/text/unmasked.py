@@ -47,7 +47,7 @@ _URL_RUN = re.compile(r"[^\s\"']*%[0-9a-fA-F]{2}[^\s\"']*%[0-9a-fA-F]{2}[^\s\"']
 # all along: ``i g n o r e``, ``i.g.n``, ``d-i-s``, ``s/k/i/p``. Two separators in a row, or
 # another separator, end a word.
 _SPACED_RUN = re.compile(
-    r"(?<![^\W_])[^\W_](?P<sep>[ .+\-*·~/_])[^\W_](?![^\W_])(?:(?P=sep)[^\W_](?![^\W_]))*"
+    r"(?<![^\W_])[^\W_](?P<sep>[ .+\-*·~/_|])[^\W_](?![^\W_])(?:(?P=sep)[^\W_](?![^\W_]))*"
 )
 _DIGITS = re.compile(r"[0-9]+")
 # Leetspeak (1gn0r3, @ss1st@nt): a text is read folded when one of its words has a leet
@@ -59,6 +59,8 @@ _MARKUP = re.compile(r"~~|\*\*|__|`")
 _LINE_MARKUP = re.compile(r"^[ \t]*(?:(?:[#>]|(?:[-*+]|\d{1,2}[.)])(?=[ \t]))[ \t]*)+", re.M)
 _CLOSERS = "\"'”’」』)]"
 _SEPARATORS = re.compile(r"[\"'“”‘’「」『』`]+")
+# Hangul fillers are letters that show nothing: inside a word (``Assi\u1160stent``) they hide it.
+_FILLERS = str.maketrans({"\u115f": None, "\u1160": None, "\uffa0": None})
 _TABLE_BAR = re.compile(r"(?<!<)\|(?!>)")  # a table cell's edge, not a ``<|role|>`` token
 
 
@@ -87,7 +89,7 @@ class Unmasked:
 def unmask(text: str, *, decode: bool = True) -> Unmasked:
     """Every reading of ``text`` worth scanning for an order; see the module docstring.
     Cached: the gatekeeper reads the same items again in every round."""
-    base = _visible(text.replace("\\n", "\n").replace("\u3164", " "))
+    base = _visible(text.replace("\\n", "\n").replace("\u3164", " ").translate(_FILLERS))
     lookalike = skeleton(base.translate(_hidden(("Mn", "Me")))).casefold()
     decoded = (
         tuple((encoding, unmask(plain, decode=False)) for encoding, plain in decoded_runs(text))
@@ -178,9 +180,10 @@ def _visible(text: str) -> str:
 
 @cache
 def _hidden(categories: tuple[str, ...]) -> dict[int, None]:
-    """Every character of ``categories`` but newline and tab, in the BMP and the tag block
-    (U+E0000–E007F, invisible tags), as a ``str.translate`` table."""
-    codes = [*range(0x10000), *range(0xE0000, 0xE0080)]
+    """Every character of ``categories`` but newline and tab, in the BMP, the tag block
+    (U+E0000–E007F, invisible tags) and the variation selectors supplement (U+E0100–E01EF),
+    as a ``str.translate`` table."""
+    codes = [*range(0x10000), *range(0xE0000, 0xE0080), *range(0xE0100, 0xE01F0)]
     return {
         code: None
         for code in codes
@@ -192,7 +195,7 @@ def _flat(folded: str) -> str:
     """A normalised text with separators, underscores, table bars, spaced letters and
     traditional characters read away, whitespace collapsed."""
     folded = _SEPARATORS.sub(" ", folded)
-    folded = _SPACED_RUN.sub(lambda run: re.sub(r"[ .+\-*·~/_]", "", run.group(0)), folded)
+    folded = _SPACED_RUN.sub(lambda run: re.sub(r"[ .+\-*·~/_|]", "", run.group(0)), folded)
     folded = _TABLE_BAR.sub(" : ", folded.replace("_", " "))
     folded = folded.translate(_SIMPLIFIED)
     return " ".join(folded.split())
@@ -202,6 +205,9 @@ def _flat(folded: str) -> str:
 def _ascii_lookalike(char: str) -> str:
     if char.isascii() or not char.isalpha() or _is_cjk(char):
         return char
+    name = unicodedata.name(char, "")
+    if name.startswith("LATIN LETTER SMALL CAPITAL ") and len(name.rsplit(" ", 1)[1]) == 1:
+        return name.rsplit(" ", 1)[1].lower()  # ᴍᴏᴅᴇʟ reads as model
     found = confusables.is_confusable(char, greedy=True, preferred_aliases=["latin"])
     if not found:
         return char
