@@ -82,7 +82,8 @@ RULES: tuple[Rule, ...] = (
        "a binding with no single invocation id that cannot be backfilled",
        "004: Executor 输出格式不完整，但没有伪造具体 invocation / raw_path / excerpt。"),
     _R("evidence.instruction_like", "gatekeeper", "low_confid",
-       "a real citation of an item that reads as an instruction to the model"),
+       "a real citation of an item that reads as an instruction to the model or is written to "
+       "a machine reader"),
     _R("evidence.invocation_auto_backfill", "gatekeeper", "low_confid",
        "a binding whose invocation id the code filled in: it never carries a PASS",
        "004: 自动回填后的 binding 如果缺少 raw_path，Gatekeeper 必须标记为 severity=low_confid，"
