@@ -76,6 +76,7 @@ SETS = (
     ("held-out 2", "heldout2_injections.jsonl", "heldout2_benign.jsonl"),
     ("held-out 3", "heldout3_injections.jsonl", "heldout3_benign.jsonl"),
     ("held-out 4", "heldout4_injections.jsonl", "heldout4_benign.jsonl"),
+    ("held-out 5", "heldout5_injections.jsonl", "heldout5_benign.jsonl"),
 )
 """The labelled corpus the goal is set on, then the three sets written later by writers who had
 not seen the detector (the corpus README says which was used to tune, and when)."""
