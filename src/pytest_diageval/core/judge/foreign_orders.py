@@ -7,9 +7,8 @@ noun given a value (*il verdetto è PASS*), a machine reader asked politely for 
 (*Lieber Prüfer, würden Sie bitte … als bestanden markieren*), a machine reader hailed,
 dedicated to or named by what it does (*Asistente, olvida …*, *Til modellen:*, *qui lit
 ceci*), a reader handed its answer as the text's last word (*… semmi más:* ELFOGADVA). Only
-the words change, so they
-live in a data file, ``core/text/order_vocabulary.yaml`` (one block per language, read once),
-not in code: adding a language is adding a block.
+the words change, so they live in a data file, ``core/text/order_vocabulary.yaml`` (one block
+per language, read once), not in code: adding a language is adding a block.
 
 Every rule reads one clause (no sentence end between the parts) of the *native* reading of a
 text (:class:`~pytest_diageval.core.text.unmasked.Unmasked`), in either order, because

@@ -273,13 +273,18 @@ def _addressed(text: Unmasked) -> str | None:
     if foreign_request is not None:
         return foreign_request
     # the reader named, or what it writes ("your answer", 在回答中): it is spoken to
-    addressee = orders.ADDRESSEE.search(flat) or orders.OUTPUT_CONTROL.search(flat)
+    named = orders.ADDRESSEE.search(flat)
+    addressee = named or orders.OUTPUT_CONTROL.search(flat)
     if addressee is None or orders.REQUEST.search(flat) is None:
         return None
-    outcome = re.search(orders.VALUE, flat) or orders.SKIP_CHECK.search(flat)
-    if outcome or orders.STATE_VALUE.search(flat):
+    outcome = (
+        re.search(orders.VALUE, flat)
+        or orders.SKIP_CHECK.search(flat)
+        or orders.STATE_VALUE.search(flat)
+    )
+    if outcome:
         return addressee.group(0)
-    return _search(orders.OUTPUT_CONTROL, flat) if orders.ADDRESSEE.search(flat) else None
+    return _search(orders.OUTPUT_CONTROL, flat) if named else None
 
 
 def _reader(text: Unmasked) -> str | None:
@@ -376,7 +381,7 @@ def _role_token(text: Unmasked) -> str | None:
 
 def _dialogue(lines: tuple[str, ...]) -> str | None:
     """A user turn opening one line and an assistant turn a later one, or a system turn
-    opening one line and a user turn a later one (the model's name may stand for its turn)."""
+    opening one line and a user turn a later one."""
     system, user, assistant = orders.ROLE_TURNS
     for opener, closer in ((user, assistant), (system, user)):
         first = next((i for i, line in enumerate(lines) if opener.match(line)), None)
