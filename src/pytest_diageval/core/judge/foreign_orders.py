@@ -90,16 +90,23 @@ class ForeignVocabulary:
 @functools.cache
 def foreign_vocabulary() -> ForeignVocabulary:
     """The table, read once; a malformed table raises ``ValueError`` naming the entry."""
+    forms = _forms()
+    return ForeignVocabulary(**{section: _alternation(forms[section]) for section in SECTIONS})
+
+
+@functools.cache
+def _forms() -> dict[str, frozenset[str]]:
+    """Each section's words of every language, casefolded (as the patterns match them)."""
     data = vocabulary_table(ORDER_VOCABULARY_FILE)
-    forms: dict[str, list[str]] = {section: [] for section in SECTIONS}
+    forms: dict[str, set[str]] = {section: set() for section in SECTIONS}
     for language, block in data.items():
         if not isinstance(block, dict) or not set(block) <= set(SECTIONS):
             raise ValueError(f"{ORDER_VOCABULARY_FILE}: {language} must map {SECTIONS} to lists")
         for section, words in block.items():
             if not isinstance(words, list) or not all(isinstance(w, str) and w for w in words):
                 raise ValueError(f"{ORDER_VOCABULARY_FILE}: {language}.{section} must list words")
-            forms[section].extend(words)
-    return ForeignVocabulary(**{section: _alternation(forms[section]) for section in SECTIONS})
+            forms[section].update(word.casefold() for word in words)
+    return {section: frozenset(words) for section, words in forms.items()}
 
 
 def _alternation(words: Iterable[str]) -> str:
@@ -157,7 +164,29 @@ def _patterns() -> dict[str, re.Pattern[str]]:
     }
 
 
+@functools.cache
+def _required() -> dict[str, tuple[frozenset[str], ...]]:
+    """Per pattern, the sections of which a match holds a word, as a plain substring: a text
+    that lacks every word of one of them cannot match, and is passed over without the regex
+    (which tries each of hundreds of words at every offset). Only a shortcut: whatever holds
+    the words is still searched by the pattern itself."""
+    forms = _forms()
+    return {
+        "ignore": (forms["drop"], forms["orders"]),
+        "directive": (forms["produce"],),
+        "assignment": (forms["verdict"],),
+        "reader": (forms["reader"],),
+        "request": (forms["request"],),
+        "value": (),  # a verdict word is a pattern, not a word of the table
+        # every branch names a reader, but the last one, a reader by what it does
+        "dedication": (forms["reader"] | forms["reading"],),
+        "closing": (forms["reader"],),
+    }
+
+
 def _found(name: str, native: str) -> str | None:
+    if not all(any(word in native for word in words) for words in _required()[name]):
+        return None
     match = _patterns()[name].search(native)
     return match.group(0) if match is not None else None
 
