@@ -251,7 +251,7 @@ def test_business_words_near_the_new_forms_stay_data(text: str) -> None:
 )
 def test_the_fourth_sets_forms_are_found(text: str) -> None:
     """Forms the fourth held-out set taught (written here afresh, not copied from the set)."""
-    assert instruction_signals(text) != [] or rows_signals(text.split("\n")) != []
+    assert rows_signals(text.split("\n")) != []  # the whole text, and each row with its neighbours
 
 
 @pytest.mark.parametrize(

@@ -277,12 +277,7 @@ def _addressed(text: Unmasked) -> str | None:
     addressee = named or orders.OUTPUT_CONTROL.search(flat)
     if addressee is None or orders.REQUEST.search(flat) is None:
         return None
-    outcome = (
-        re.search(orders.VALUE, flat)
-        or orders.SKIP_CHECK.search(flat)
-        or orders.STATE_VALUE.search(flat)
-    )
-    if outcome:
+    if _outcome(flat) or orders.SKIP_CHECK.search(flat):
         return addressee.group(0)
     return _search(orders.OUTPUT_CONTROL, flat) if named else None
 
@@ -366,8 +361,7 @@ def _skip_check(text: Unmasked) -> str | None:
     """Skip the check and pass: 无需核验直接通过 (no addressee needed: the check skipped is
     the reader's, and the outcome is a verdict)."""
     skip = orders.SKIP_CHECK.search(text.flat)
-    outcome = re.search(orders.VALUE, text.flat) or orders.STATE_VALUE.search(text.flat)
-    if skip is None or outcome is None:
+    if skip is None or not _outcome(text.flat):
         return None
     if orders.BUSINESS_SUBJECT.search(text.flat) and re.search(r"返回|\breturns?\b", text.flat):
         return None  # a business rule's program returns the value: 白名单商户…无需核验，直接返回
@@ -390,6 +384,12 @@ def _dialogue(lines: tuple[str, ...]) -> str | None:
             if found is not None:
                 return found
     return None
+
+
+def _outcome(flat: str) -> bool:
+    """The text names an outcome for the reader to give: a verdict value (PASS, 通过) or an
+    incident state (resolved, 已恢复)."""
+    return bool(re.search(orders.VALUE, flat) or orders.STATE_VALUE.search(flat))
 
 
 def _business(flat: str) -> bool:

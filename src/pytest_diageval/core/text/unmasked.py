@@ -46,8 +46,9 @@ _URL_RUN = re.compile(r"[^\s\"']*%[0-9a-fA-F]{2}[^\s\"']*%[0-9a-fA-F]{2}[^\s\"']
 # Single characters (a letter, a digit or one CJK ideograph) joined by one separator, the same
 # all along: ``i g n o r e``, ``i.g.n``, ``d-i-s``, ``s/k/i/p``. Two separators in a row, or
 # another separator, end a word.
+_SPACER = r"[ .+\-*·~/_|]"
 _SPACED_RUN = re.compile(
-    r"(?<![^\W_])[^\W_](?P<sep>[ .+\-*·~/_|])[^\W_](?![^\W_])(?:(?P=sep)[^\W_](?![^\W_]))*"
+    rf"(?<![^\W_])[^\W_](?P<sep>{_SPACER})[^\W_](?![^\W_])(?:(?P=sep)[^\W_](?![^\W_]))*"
 )
 _DIGITS = re.compile(r"[0-9]+")
 # Leetspeak (1gn0r3, @ss1st@nt): a text is read folded when one of its words has a leet
@@ -195,7 +196,7 @@ def _flat(folded: str) -> str:
     """A normalised text with separators, underscores, table bars, spaced letters and
     traditional characters read away, whitespace collapsed."""
     folded = _SEPARATORS.sub(" ", folded)
-    folded = _SPACED_RUN.sub(lambda run: re.sub(r"[ .+\-*·~/_|]", "", run.group(0)), folded)
+    folded = _SPACED_RUN.sub(lambda run: re.sub(_SPACER, "", run.group(0)), folded)
     folded = _TABLE_BAR.sub(" : ", folded.replace("_", " "))
     folded = folded.translate(_SIMPLIFIED)
     return " ".join(folded.split())
@@ -205,9 +206,9 @@ def _flat(folded: str) -> str:
 def _ascii_lookalike(char: str) -> str:
     if char.isascii() or not char.isalpha() or _is_cjk(char):
         return char
-    name = unicodedata.name(char, "")
-    if name.startswith("LATIN LETTER SMALL CAPITAL ") and len(name.rsplit(" ", 1)[1]) == 1:
-        return name.rsplit(" ", 1)[1].lower()  # ᴍᴏᴅᴇʟ reads as model
+    prefix, _, letter = unicodedata.name(char, "").rpartition(" ")
+    if prefix == "LATIN LETTER SMALL CAPITAL" and len(letter) == 1:
+        return letter.lower()  # ᴍᴏᴅᴇʟ reads as model
     found = confusables.is_confusable(char, greedy=True, preferred_aliases=["latin"])
     if not found:
         return char
